@@ -1,0 +1,91 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import reactHooks from 'eslint-plugin-react-hooks';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/results.json', '**/*.mjs', '**/*.js'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      ...reactHooks.configs.recommended.rules,
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': [
+        'error',
+        { considerDefaultExhaustiveForUnions: true },
+      ],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/only-throw-error': 'error',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
+      'no-console': 'error',
+      'no-empty': ['error', { allowEmptyCatch: false }],
+    },
+  },
+  {
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'os', importNames: ['homedir'], message: 'use paths.ts' }] },
+      ],
+    },
+  },
+  {
+    files: ['src/main/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/ui/**', 'ink', 'ink-*', 'react'],
+              message: 'main never imports the UI or Ink',
+            },
+            {
+              group: ['**/workers/*/**', '!**/workers/protocol/**'],
+              message: 'main imports only workers/protocol',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/workers/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/main/**', '**/ui/**', 'ink', 'react'],
+              message: 'workers import only workers/protocol and workers/shared',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/ui/render/**', 'test/**', 'bench/**', 'scripts/**'],
+    rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['test/**'],
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+    },
+  },
+);

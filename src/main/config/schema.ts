@@ -1,0 +1,168 @@
+import { z } from 'zod';
+
+/** One MCP server entry, in niffler's YAML or imported from Claude Desktop / `.mcp.json`. */
+export const McpServerSchema = z
+  .strictObject({
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    workingDir: z.string().optional(),
+    url: z
+      .url({ protocol: /^(https?|wss?)$/, error: 'expected an http(s):// or ws(s):// URL' })
+      .optional(),
+    transport: z.enum(['stdio', 'http', 'sse', 'ws']).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    /** Seconds per call; progress notifications reset it. */
+    timeout: z.number().positive().optional(),
+    /** Seconds for spawn/connect + initialize + first listing. */
+    startupTimeout: z.number().positive().optional(),
+    enabled: z.boolean().optional(),
+    /** Display name. */
+    name: z.string().optional(),
+    includeTools: z.array(z.string()).optional(),
+    excludeTools: z.array(z.string()).optional(),
+    maxConcurrency: z.number().int().positive().optional(),
+    autoStart: z.boolean().optional(),
+    /** Tools of this server run without asking (like `tools.policy: { "name__*": allow }`). */
+    trust: z.boolean().optional(),
+    /** OAuth client registration for servers that need it (pre-registered clients). */
+    oauth: z
+      .strictObject({
+        clientId: z.string().optional(),
+        clientSecret: z.string().optional(),
+        scopes: z.array(z.string()).optional(),
+        redirectPort: z.number().int().min(0).max(65535).optional(),
+      })
+      .optional(),
+  })
+  .superRefine((server, ctx) => {
+    if (server.enabled === false) return;
+    if (!server.command && !server.url)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected `command` (stdio) or `url` (remote), got neither',
+      });
+    if (server.command && server.url)
+      ctx.addIssue({ code: 'custom', message: 'expected either `command` or `url`, got both' });
+    if (server.transport === 'stdio' && !server.command)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['transport'],
+        message: 'transport stdio needs `command`',
+      });
+    if (server.transport && server.transport !== 'stdio' && !server.url)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['transport'],
+        message: `transport ${server.transport} needs \`url\``,
+      });
+  });
+
+const PriceSchema = z.strictObject({
+  /** US dollars per million input tokens. */
+  input: z.number().nonnegative(),
+  /** US dollars per million output tokens. */
+  output: z.number().nonnegative(),
+});
+
+export const ModelSchema = z.strictObject({
+  provider: z.enum(['openai', 'anthropic', 'ollama']),
+  baseUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' }).optional(),
+  /** The model id sent to the provider. */
+  model: z.string().min(1),
+  /** Name of the environment variable holding the API key (never the key itself). */
+  apiKeyEnv: z.string().optional(),
+  toolProtocol: z.enum(['native', 'text', 'auto']).default('auto'),
+  contextWindow: z.number().int().positive().optional(),
+  maxTokens: z.number().int().positive().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  vision: z.boolean().optional(),
+  reasoning: z.boolean().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  prices: PriceSchema.optional(),
+});
+
+export const PolicySchema = z.enum(['allow', 'ask', 'deny']);
+
+export const ToolsSchema = z.strictObject({
+  /** Per tool, by name or glob (`memory__*`): allow | ask | deny. */
+  policy: z.record(z.string(), PolicySchema).default({}),
+  /** Directories outside the workspace root that file tools may use. */
+  allowedPaths: z.array(z.string()).default([]),
+  bash: z
+    .strictObject({
+      /** Seconds; the model may ask for up to `maxTimeout`. */
+      timeout: z.number().positive().default(120),
+      maxTimeout: z.number().positive().default(600),
+    })
+    .prefault({}),
+  output: z
+    .strictObject({
+      /** Characters of tool output given to the model before the rest is saved to a file. */
+      maxChars: z.number().int().positive().default(30_000),
+      /** Bytes a file tool reads at most. */
+      maxFileBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(10 * 1024 * 1024),
+    })
+    .prefault({}),
+  /** Built-in tools switched off entirely. */
+  disabled: z.array(z.string()).default([]),
+});
+
+export const DEFAULT_MODEL = 'local';
+
+/** The whole configuration. The only place config types and defaults are defined. */
+export const ConfigSchema = z.strictObject({
+  /** Name of the model (a key of `models`) used by default. */
+  model: z.string().min(1).default(DEFAULT_MODEL),
+  models: z.record(z.string(), ModelSchema).default({}),
+  mcpServers: z.record(z.string(), McpServerSchema).default({}),
+  tools: ToolsSchema.prefault({}),
+  agent: z
+    .strictObject({
+      maxSteps: z.number().int().positive().default(50),
+    })
+    .prefault({}),
+  daemon: z
+    .strictObject({
+      idleMinutes: z.number().nonnegative().default(30),
+    })
+    .prefault({}),
+  mcp: z
+    .strictObject({
+      /** Default seconds per tool call. */
+      timeout: z.number().positive().default(60),
+      startupTimeout: z.number().positive().default(30),
+      maxConcurrency: z.number().int().positive().default(4),
+      logLevel: z
+        .enum(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'])
+        .default('info'),
+    })
+    .prefault({}),
+  ui: z
+    .strictObject({
+      theme: z.enum(['dark', 'light', 'none']).default('dark'),
+      showReasoning: z.boolean().default(false),
+    })
+    .prefault({}),
+  logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type ConfigInput = z.input<typeof ConfigSchema>;
+export type McpServerConfig = z.infer<typeof McpServerSchema>;
+export type ModelConfig = z.infer<typeof ModelSchema>;
+export type ToolPolicy = z.infer<typeof PolicySchema>;
+
+/** The built-in default model: a local Ollama with a tool-capable model. */
+export const DEFAULT_MODELS: Record<string, z.input<typeof ModelSchema>> = {
+  [DEFAULT_MODEL]: {
+    provider: 'ollama',
+    baseUrl: 'http://localhost:11434',
+    model: 'qwen3:8b',
+    toolProtocol: 'auto',
+  },
+};

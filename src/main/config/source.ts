@@ -1,0 +1,165 @@
+import { readFileSync } from 'node:fs';
+import {
+  LineCounter,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  parseDocument,
+  type Document,
+  type Node,
+} from 'yaml';
+import { NifflerError } from '../errors.ts';
+import { tildify, type Env } from '../paths.ts';
+
+/** Where a configuration value came from. */
+export type SourceKind =
+  'default' | 'global' | 'repo' | 'mcp-json' | 'mcp-config-env' | 'env' | 'flag';
+
+export interface ConfigSource {
+  kind: SourceKind;
+  /** The file, for file sources. */
+  file?: string;
+}
+
+/** One parsed configuration file, kept with its YAML document so any key path maps to a line. */
+export interface ParsedFile {
+  source: ConfigSource;
+  data: Record<string, unknown>;
+  /** 1-based line of a key path (or its nearest ancestor), for error messages and `--origin`. */
+  lineOf: (path: readonly PropertyKey[]) => number | undefined;
+}
+
+export type KeyPath = readonly PropertyKey[];
+
+/** `mcpServers.github.command`, with non-identifier keys quoted. */
+export const formatPath = (path: KeyPath): string =>
+  path
+    .map((key, i) => {
+      if (typeof key === 'number') return `[${key}]`;
+      const text = String(key);
+      const plain = /^[A-Za-z_$][\w$-]*$/.test(text) ? text : JSON.stringify(text);
+      return i === 0 ? plain : `.${plain}`;
+    })
+    .join('')
+    .replace(/\.\[/g, '[');
+
+/** `~/.niffler/config.yaml:12 mcpServers.github.command` — the place an error points at. */
+export const formatPlace = (
+  file: string | undefined,
+  line: number | undefined,
+  path: KeyPath,
+  env?: Env,
+): string => {
+  const where = file ? `${tildify(file, env)}${line ? `:${line}` : ''}` : '';
+  const key = formatPath(path);
+  return [where, key].filter(Boolean).join(' ');
+};
+
+export const describeValue = (value: unknown): string => {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 40 ? value.slice(0, 37) + '...' : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return String(value);
+  return typeof value;
+};
+
+const nodeAt = (doc: Document, path: KeyPath): { node: Node | undefined; keyNode?: Node } => {
+  let node: unknown = doc.contents;
+  let keyNode: Node | undefined;
+  for (const key of path) {
+    if (isMap(node)) {
+      const pair = node.items.find(
+        (item) => isPair(item) && isScalar(item.key) && String(item.key.value) === String(key),
+      );
+      if (!pair || !isPair(pair)) return { node: node, keyNode };
+      keyNode = pair.key as Node;
+      node = pair.value ?? pair.key;
+    } else if (isSeq(node) && typeof key === 'number') {
+      const item = node.items[key];
+      if (!item) return { node: node, keyNode };
+      keyNode = undefined;
+      node = item;
+    } else {
+      return { node: node as Node | undefined, keyNode };
+    }
+  }
+  return { node: node as Node | undefined, keyNode };
+};
+
+/**
+ * Reads and parses one YAML (or JSON) config file. Returns `undefined` when the file does not
+ * exist; throws `config-invalid` with file:line for bad syntax, duplicate keys, an empty file or
+ * a root that is not a mapping.
+ */
+export const readConfigFile = (
+  file: string,
+  source: ConfigSource,
+  env?: Env,
+): ParsedFile | undefined => {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new NifflerError(
+      'config-invalid',
+      `${tildify(file, env)}: cannot read the file (${(error as Error).message}); check its permissions`,
+      { file },
+      { cause: error },
+    );
+  }
+  return parseConfigText(text, file, source, env);
+};
+
+/** Parses config text; see `readConfigFile`. */
+export const parseConfigText = (
+  text: string,
+  file: string,
+  source: ConfigSource,
+  env?: Env,
+): ParsedFile => {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const shown = tildify(file, env);
+  const first = doc.errors[0];
+  if (first) {
+    const line = first.linePos?.[0].line ?? lineCounter.linePos(first.pos[0]).line;
+    const reason =
+      first.code === 'DUPLICATE_KEY'
+        ? 'duplicate key: each key may appear once in a mapping'
+        : firstLine(first.message);
+    throw new NifflerError(
+      'config-invalid',
+      `${shown}:${line}: ${reason}; fix the file and try again`,
+      { file, line },
+    );
+  }
+  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  if (data === null || data === undefined)
+    throw new NifflerError(
+      'config-invalid',
+      `${shown}: the file is empty; write at least one key (see .niffler.example/config.yaml) or delete it`,
+      { file },
+    );
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    const line = doc.contents ? lineCounter.linePos(doc.contents.range?.[0] ?? 0).line : 1;
+    throw new NifflerError(
+      'config-invalid',
+      `${shown}:${line}: expected a mapping of keys at the top level, got ${describeValue(data)}`,
+      { file, line },
+    );
+  }
+  const lineOf = (path: KeyPath): number | undefined => {
+    const { node, keyNode } = nodeAt(doc, path);
+    const at = keyNode?.range?.[0] ?? node?.range?.[0];
+    return at === undefined ? undefined : lineCounter.linePos(at).line;
+  };
+  return { source: { ...source, file }, data: data as Record<string, unknown>, lineOf };
+};
+
+const firstLine = (message: string): string =>
+  message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? message;

@@ -1,0 +1,123 @@
+import type { z } from 'zod';
+import { ConfigSchema } from './schema.ts';
+import { describeValue, formatPlace, type KeyPath, type ParsedFile } from './source.ts';
+import type { Env } from '../paths.ts';
+
+type Issue = z.core.$ZodIssue;
+
+const valueAt = (data: unknown, path: KeyPath): unknown => {
+  let node = data;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
+};
+
+/** The keys an object in the schema accepts at `path`, for "unknown key" messages. */
+const keysAt = (path: KeyPath): string[] => {
+  let schema: unknown = ConfigSchema;
+  for (const key of path) {
+    schema = unwrap(schema);
+    const def = (
+      schema as { def?: { type?: string; valueType?: unknown; shape?: Record<string, unknown> } }
+    ).def;
+    if (def?.type === 'record') schema = def.valueType;
+    else if (def?.type === 'object') schema = def.shape?.[String(key)];
+    else return [];
+  }
+  const def = (unwrap(schema) as { def?: { type?: string; shape?: Record<string, unknown> } }).def;
+  return def?.type === 'object' && def.shape ? Object.keys(def.shape) : [];
+};
+
+const unwrap = (schema: unknown): unknown => {
+  let current = schema as
+    { def?: { type?: string; innerType?: unknown; in?: unknown } } | undefined;
+  while (
+    current?.def &&
+    ['optional', 'default', 'prefault', 'nullable', 'pipe'].includes(current.def.type ?? '')
+  ) {
+    current = (current.def.innerType ?? current.def.in) as typeof current;
+  }
+  return current;
+};
+
+const expectedOf = (issue: Issue, found: unknown): string => {
+  switch (issue.code) {
+    case 'invalid_type': {
+      const expected =
+        issue.expected === 'object'
+          ? 'a mapping'
+          : issue.expected === 'array'
+            ? 'a list'
+            : `a ${issue.expected}`;
+      return `expected ${expected}, got ${describeValue(found)}`;
+    }
+    case 'invalid_value':
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeValue(found)}`;
+    case 'too_small':
+      return `expected ${issue.origin === 'number' ? 'a number' : issue.origin} ${issue.inclusive ? '>=' : '>'} ${String(issue.minimum)}, got ${describeValue(found)}`;
+    case 'too_big':
+      return `expected ${issue.origin === 'number' ? 'a number' : issue.origin} ${issue.inclusive ? '<=' : '<'} ${String(issue.maximum)}, got ${describeValue(found)}`;
+    case 'invalid_format':
+      return `${issue.message.startsWith('expected') ? issue.message : `expected a valid ${issue.format}`}, got ${describeValue(found)}`;
+    default:
+      return issue.message;
+  }
+};
+
+/**
+ * Checks one layer against the schema. Returns one message per problem, each naming the file and
+ * line (or env variable / flag), the key path, what was expected and what was found.
+ */
+export const validateLayer = (
+  layer: ParsedFile,
+  env?: Env,
+  placeName?: (path: KeyPath) => string,
+): string[] => {
+  const result = ConfigSchema.safeParse(layer.data);
+  if (result.success) return [];
+  const place = (path: KeyPath): string =>
+    placeName ? placeName(path) : formatPlace(layer.source.file, layer.lineOf(path), path, env);
+  return result.error.issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      const allowed = keysAt(issue.path);
+      return issue.keys
+        .map((key) => {
+          const path = [...issue.path, key];
+          const hint = closest(key, allowed);
+          return `${place(path)}: unknown key${hint ? `; did you mean "${hint}"?` : ''}${allowed.length ? ` expected one of: ${allowed.join(', ')}` : ''}`;
+        })
+        .join('\n');
+    }
+    return `${place(issue.path)}: ${expectedOf(issue, valueAt(layer.data, issue.path))}`;
+  });
+};
+
+const distance = (a: string, b: string): number => {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!;
+      row[j] = Math.min(
+        row[j]! + 1,
+        row[j - 1]! + 1,
+        previous + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1),
+      );
+      previous = current;
+    }
+  }
+  return row[b.length]!;
+};
+
+const closest = (key: string, allowed: string[]): string | undefined => {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of allowed) {
+    const d = distance(key, candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best;
+};

@@ -1,0 +1,45 @@
+import type { ErrorCode, WireError } from '../workers/protocol/wire-error.ts';
+
+export type { ErrorCode, WireError } from '../workers/protocol/wire-error.ts';
+export { toWire } from '../workers/protocol/wire-error.ts';
+
+/** niffler's one error class: a code the CLI maps to an exit code, a message that names the next step. */
+export class NifflerError extends Error {
+  override name = 'NifflerError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly data: Record<string, unknown> = {},
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** Rebuilds a `NifflerError` from the plain data that crossed a thread or socket. */
+export const fromWire = (wire: WireError): NifflerError => {
+  const error = new NifflerError(wire.code, wire.message, wire.data ?? {});
+  if (wire.stack) error.stack = wire.stack;
+  return error;
+};
+
+/** Exit codes of the CLI: 0 ok, 1 failed, 2 usage, 3 max steps, 130 cancelled. */
+export const exitCodeFor = (error: unknown): number => {
+  if (!(error instanceof NifflerError)) return 1;
+  switch (error.code) {
+    case 'usage':
+      return 2;
+    case 'canceled':
+      return 130;
+    default:
+      return 1;
+  }
+};
+
+export const isNifflerError = (error: unknown): error is NifflerError =>
+  error instanceof NifflerError;
+
+/** For `never`-typed switch defaults: adding a variant to a union breaks the build there. */
+export const assertNever = (value: never): never => {
+  throw new NifflerError('internal', `unexpected value: ${JSON.stringify(value)}`);
+};

@@ -1,0 +1,81 @@
+import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { redactKnown, redactString, redact } from './config/redact.ts';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(msg: string, data?: Record<string, unknown>): void;
+  info(msg: string, data?: Record<string, unknown>): void;
+  warn(msg: string, data?: Record<string, unknown>): void;
+  error(msg: string, data?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+export interface LogOptions {
+  file?: string;
+  level?: LogLevel;
+  /** Rotate when the file passes this many bytes (one `.1` generation kept). */
+  maxBytes?: number;
+  /** Values that must never be written (expanded secrets). */
+  secrets?: () => Iterable<string>;
+}
+
+/**
+ * The only log writer: JSON lines, secrets redacted, rotated by size. Without a file it writes
+ * nothing (the front-end owns stdout and stderr).
+ */
+export const createLogger = (
+  options: LogOptions = {},
+  fields: Record<string, unknown> = {},
+): Logger => {
+  const level = options.level ?? 'info';
+  const maxBytes = options.maxBytes ?? 5 * 1024 * 1024;
+  let ready = false;
+  const write = (lvl: LogLevel, msg: string, data?: Record<string, unknown>) => {
+    if (!options.file || RANK[lvl] < RANK[level]) return;
+    let line = JSON.stringify({
+      time: new Date().toISOString(),
+      level: lvl,
+      msg: redactString(msg),
+      ...fields,
+      ...(data ? redact(data) : {}),
+    });
+    if (options.secrets) line = redactKnown(line, options.secrets());
+    try {
+      if (!ready) {
+        mkdirSync(path.dirname(options.file), { recursive: true, mode: 0o700 });
+        ready = true;
+      }
+      rotateIfNeeded(options.file, maxBytes);
+      appendFileSync(options.file, line + '\n', { mode: 0o600 });
+    } catch {
+      // Logging must never take the process down; a full disk shows up elsewhere.
+    }
+  };
+  return {
+    debug: (msg, data) => write('debug', msg, data),
+    info: (msg, data) => write('info', msg, data),
+    warn: (msg, data) => write('warn', msg, data),
+    error: (msg, data) => write('error', msg, data),
+    child: (more) => createLogger(options, { ...fields, ...more }),
+  };
+};
+
+/** Renames `file` to `file.1` once it passes `maxBytes`. */
+export const rotateIfNeeded = (file: string, maxBytes: number): void => {
+  try {
+    if (statSync(file).size >= maxBytes) renameSync(file, `${file}.1`);
+  } catch {
+    // No file yet: nothing to rotate.
+  }
+};
+
+/** A logger that drops everything (tests, one-shot paths with no log file). */
+export const silentLogger: Logger = createLogger({});
+
+export const parseLogLevel = (value: string | undefined): LogLevel | undefined =>
+  value === 'debug' || value === 'info' || value === 'warn' || value === 'error'
+    ? value
+    : undefined;

@@ -1,0 +1,49 @@
+/** Error codes shared by every process and thread. The CLI maps them to exit codes in one place. */
+export type ErrorCode =
+  | 'config-invalid'
+  | 'config-not-found'
+  | 'untrusted'
+  | 'usage'
+  | 'llm-http'
+  | 'llm-stream'
+  | 'llm-unreachable'
+  | 'mcp-connect'
+  | 'mcp-call'
+  | 'mcp-not-found'
+  | 'tool-failed'
+  | 'tool-denied'
+  | 'daemon-unreachable'
+  | 'worker-exited'
+  | 'timeout'
+  | 'canceled'
+  | 'internal';
+
+/** The one error shape that crosses a thread or a socket: plain, structured-clone-safe data. */
+export interface WireError {
+  code: ErrorCode;
+  message: string;
+  data?: Record<string, unknown>;
+  stack?: string;
+}
+
+const isErrorCode = (value: unknown): value is ErrorCode => typeof value === 'string';
+
+/** Turns anything thrown into a `WireError`, keeping `code` and `data` when the error has them. */
+export const toWire = (error: unknown, fallback: ErrorCode = 'internal'): WireError => {
+  if (error instanceof Error) {
+    const withCode = error as Error & { code?: unknown; data?: unknown };
+    const code =
+      isErrorCode(withCode.code) && withCode.name === 'NifflerError' ? withCode.code : fallback;
+    const data =
+      typeof withCode.data === 'object' && withCode.data !== null
+        ? (withCode.data as Record<string, unknown>)
+        : undefined;
+    return {
+      code,
+      message: error.message,
+      ...(data ? { data } : {}),
+      ...(error.stack ? { stack: error.stack } : {}),
+    };
+  }
+  return { code: fallback, message: String(error) };
+};
