@@ -1,0 +1,54 @@
+import { execa } from 'execa';
+
+/** One line of the bench table: our figure, its baseline measured in the same run, and the ratio. */
+export interface BenchResult {
+  name: string;
+  ours: number;
+  baseline: number;
+  baselineName: string;
+  unit: string;
+  /** `ours / baseline`; for throughput (higher is better) the file sets `higherIsBetter`. */
+  ratio: number;
+  higherIsBetter?: boolean;
+  goal?: string;
+  notes?: string;
+}
+
+/** A bench file's default export. */
+export type Bench = () => Promise<BenchResult[]>;
+
+export const median = (values: number[]): number => percentile(values, 50);
+
+export const percentile = (values: number[], p: number): number => {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+};
+
+/** Wall-clock milliseconds of one whole command, start to exit. */
+export const timeCommand = async (file: string, args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): Promise<number> => {
+  const start = process.hrtime.bigint();
+  await execa(file, args, { env: options.env, cwd: options.cwd, stdio: 'ignore' });
+  return Number(process.hrtime.bigint() - start) / 1e6;
+};
+
+/**
+ * Runs two commands interleaved `runs` times (after one warm-up each) so machine noise hits both
+ * alike; returns the medians in ms.
+ */
+export const compareCommands = async (
+  ours: () => Promise<number>,
+  baseline: () => Promise<number>,
+  runs = 15,
+): Promise<{ ours: number; baseline: number }> => {
+  await ours();
+  await baseline();
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    a.push(await ours());
+    b.push(await baseline());
+  }
+  return { ours: median(a), baseline: median(b) };
+};
