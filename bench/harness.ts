@@ -27,7 +27,11 @@ export const percentile = (values: number[], p: number): number => {
 };
 
 /** Wall-clock milliseconds of one whole command, start to exit. */
-export const timeCommand = async (file: string, args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): Promise<number> => {
+export const timeCommand = async (
+  file: string,
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<number> => {
   const start = process.hrtime.bigint();
   await execa(file, args, { env: options.env, cwd: options.cwd, stdio: 'ignore' });
   return Number(process.hrtime.bigint() - start) / 1e6;

@@ -24,12 +24,24 @@ for (const [i, file] of files.entries()) {
   }
 }
 
-const fmt = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 1 ? n.toFixed(2) : n.toFixed(3));
-const rows = results.map((r) => [r.name, `${fmt(r.ours)} ${r.unit}`, `${fmt(r.baseline)} ${r.unit}`, r.baselineName, `${r.ratio.toFixed(2)}x`, r.goal ?? '']);
+const fmt = (n: number) =>
+  Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 1 ? n.toFixed(2) : n.toFixed(3);
+const rows = results.map((r) => [
+  r.name,
+  `${fmt(r.ours)} ${r.unit}`,
+  `${fmt(r.baseline)} ${r.unit}`,
+  r.baselineName,
+  `${r.ratio.toFixed(2)}x`,
+  r.goal ?? '',
+]);
 const header = ['benchmark', 'ours', 'baseline', 'baseline is', 'ratio', 'goal'];
 const widths = header.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c]!.length)));
 const line = (cells: string[]) => cells.map((cell, c) => cell.padEnd(widths[c]!)).join('  ');
 console.log(line(header));
 console.log(widths.map((w) => '-'.repeat(w)).join('  '));
 for (const row of rows) console.log(line(row));
-await writeFile(path.join(dir, 'results.json'), JSON.stringify({ date: new Date().toISOString(), node: process.version, results }, null, 2) + '\n');
+await writeFile(
+  path.join(dir, 'results.json'),
+  JSON.stringify({ date: new Date().toISOString(), node: process.version, results }, null, 2) +
+    '\n',
+);

@@ -100,3 +100,17 @@ export const isDirectory = (file: string): boolean => {
     return false;
   }
 };
+
+/** niffler's own install directory (holds package.json and .niffler.example/), from src or dist. */
+export const packageDir = (): string => {
+  let dir = path.dirname(new URL(import.meta.url).pathname);
+  for (let i = 0; i < 6; i++) {
+    if (
+      existsSync(path.join(dir, 'package.json')) &&
+      existsSync(path.join(dir, '.niffler.example'))
+    )
+      return dir;
+    dir = path.dirname(dir);
+  }
+  return process.cwd();
+};

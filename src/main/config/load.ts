@@ -105,7 +105,9 @@ const gatedParts = (data: Record<string, unknown>): GatedParts => {
   const allows = Object.fromEntries(Object.entries(policy).filter(([, v]) => v === 'allow'));
   const settings = {
     ...(data['models'] !== undefined ? { models: data['models'] } : {}),
-    ...(tools['allowedPaths'] !== undefined ? { allowedPaths: tools['allowedPaths'] } : {}),
+    ...(Array.isArray(tools['allowedPaths']) && tools['allowedPaths'].length
+      ? { allowedPaths: tools['allowedPaths'] }
+      : {}),
     ...(Object.keys(allows).length ? { allow: allows } : {}),
   };
   return { servers, settings: Object.keys(settings).length ? settings : undefined };
@@ -115,7 +117,8 @@ const withoutGatedSettings = (data: Record<string, unknown>): Record<string, unk
   const { models: _models, ...rest } = data;
   const tools = isObject(rest['tools']) ? { ...rest['tools'] } : undefined;
   if (tools) {
-    delete tools['allowedPaths'];
+    if (Array.isArray(tools['allowedPaths']) && tools['allowedPaths'].length)
+      delete tools['allowedPaths'];
     if (isObject(tools['policy']))
       tools['policy'] = Object.fromEntries(
         Object.entries(tools['policy']).filter(([, v]) => v !== 'allow'),
@@ -265,9 +268,14 @@ const load = (options: LoadOptions): LoadedConfig => {
   if (errors.length) throw new NifflerError('config-invalid', errors.join('\n'), { errors });
 
   const origins: Origins = new Map();
-  let merged: Record<string, unknown> = mergeLayer({}, { models: DEFAULT_MODELS }, origins, () => ({
-    kind: 'default',
-  }));
+  let merged: Record<string, unknown> = mergeLayer(
+    {},
+    { ...ConfigSchema.parse({}), models: DEFAULT_MODELS },
+    origins,
+    () => ({
+      kind: 'default',
+    }),
+  );
   const serverSource = new Map<string, Origin>();
   for (const layer of [...expanded, ...(envData ? [envData] : []), ...flagLayers]) {
     let data = layer.data;
@@ -323,7 +331,9 @@ const load = (options: LoadOptions): LoadedConfig => {
       autoStart: definition.autoStart !== false,
     };
   });
-  const untrusted = servers.filter((s) => s.trust === 'new' || s.trust === 'changed');
+  const untrusted = servers.filter(
+    (s) => s.enabled && (s.trust === 'new' || s.trust === 'changed'),
+  );
   if (untrusted.length)
     warnings.push(
       `${untrusted.length} server(s) from this repository are not started until you trust it: ${untrusted.map((s) => s.name).join(', ')}; review them with niffler mcp list, then run niffler trust`,

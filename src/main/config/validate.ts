@@ -46,7 +46,7 @@ const expectedOf = (issue: Issue, found: unknown): string => {
   switch (issue.code) {
     case 'invalid_type': {
       const expected =
-        issue.expected === 'object'
+        issue.expected === 'object' || issue.expected === 'record'
           ? 'a mapping'
           : issue.expected === 'array'
             ? 'a list'
@@ -79,7 +79,14 @@ export const validateLayer = (
   if (result.success) return [];
   const place = (path: KeyPath): string =>
     placeName ? placeName(path) : formatPlace(layer.source.file, layer.lineOf(path), path, env);
-  return result.error.issues.map((issue) => {
+  // A misspelled key also trips "needs command or url"; the unknown key is the real problem.
+  const unknownAt = new Set(
+    result.error.issues.filter((i) => i.code === 'unrecognized_keys').map((i) => i.path.join('.')),
+  );
+  const issues = result.error.issues.filter(
+    (i) => i.code !== 'custom' || !unknownAt.has(i.path.join('.')),
+  );
+  return issues.map((issue) => {
     if (issue.code === 'unrecognized_keys') {
       const allowed = keysAt(issue.path);
       return issue.keys

@@ -1,0 +1,61 @@
+import { NifflerError, exitCodeFor } from '../../main/errors.ts';
+
+/** The only writers to stdout/stderr outside the Ink app. */
+export const print = (text = ''): void => {
+  process.stdout.write(text.endsWith('\n') || text === '' ? text || '\n' : text + '\n');
+};
+
+export const printJson = (value: unknown): void => {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+};
+
+export const warn = (text: string): void => {
+  process.stderr.write(`${paint('yellow', 'warning:')} ${text}\n`);
+};
+
+export const info = (text: string): void => {
+  process.stderr.write(text + '\n');
+};
+
+const colorEnabled = (): boolean =>
+  process.stderr.isTTY && !process.env['NO_COLOR'] && process.env['TERM'] !== 'dumb';
+
+const CODES = { red: 31, yellow: 33, green: 32, dim: 2, bold: 1, cyan: 36 } as const;
+
+/** ANSI color when stderr/stdout is a terminal and NO_COLOR is unset. */
+export const paint = (
+  color: keyof typeof CODES,
+  text: string,
+  stream: NodeJS.WriteStream = process.stderr,
+): string =>
+  (stream === process.stderr ? colorEnabled() : stream.isTTY && !process.env['NO_COLOR'])
+    ? `\u001b[${CODES[color]}m${text}\u001b[0m`
+    : text;
+
+/** Prints an error as `niffler: message` and returns the exit code for it. */
+export const reportError = (error: unknown): number => {
+  const message = error instanceof Error ? error.message : String(error);
+  const lines = message.split('\n');
+  process.stderr.write(
+    `${paint('red', 'niffler:')} ${lines[0]}\n${lines
+      .slice(1)
+      .map((l) => `  ${l}\n`)
+      .join('')}`,
+  );
+  if (!(error instanceof NifflerError) && error instanceof Error && process.env['NIFFLER_DEBUG'])
+    process.stderr.write(`${error.stack}\n`);
+  return exitCodeFor(error);
+};
+
+/** A plain text table: columns padded to the widest cell, header underlined. */
+export const formatTable = (header: string[], rows: string[][]): string => {
+  const widths = header.map((h, c) =>
+    Math.max(h.length, ...rows.map((row) => (row[c] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, c) => (c === cells.length - 1 ? cell : cell.padEnd(widths[c]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+};

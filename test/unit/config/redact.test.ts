@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { REDACTED, redact, redactString } from '../../../src/main/config/redact.ts';
+
+describe('redaction', () => {
+  it('redacts env and header values, key-like keys and token-like strings', () => {
+    const config = {
+      models: { gpt: { provider: 'openai', model: 'gpt', apiKeyEnv: 'OPENAI_API_KEY' } },
+      mcpServers: {
+        gh: { url: 'https://x.test', headers: { Authorization: 'Bearer abc', 'X-Trace': 'plain' } },
+        fs: {
+          command: 'npx',
+          args: ['--token', 'ghp_0123456789abcdefghij'],
+          env: { HOME_DIR: '/home/me' },
+        },
+      },
+      oauth: { clientSecret: 's3cret', clientId: 'public-id' },
+    };
+    expect(redact(config)).toEqual({
+      models: { gpt: { provider: 'openai', model: 'gpt', apiKeyEnv: 'OPENAI_API_KEY' } },
+      mcpServers: {
+        gh: { url: 'https://x.test', headers: { Authorization: REDACTED, 'X-Trace': REDACTED } },
+        fs: { command: 'npx', args: ['--token', REDACTED], env: { HOME_DIR: REDACTED } },
+      },
+      oauth: { clientSecret: REDACTED, clientId: 'public-id' },
+    });
+  });
+
+  it.each([
+    ['Authorization: Bearer abc.def', `Authorization: Bearer ${REDACTED}`],
+    ['key sk-proj-abcdefghijkl in text', `key ${REDACTED} in text`],
+    ['https://x.test/cb?code=xyz&state=1', `https://x.test/cb?code=${REDACTED}&state=1`],
+    ['nothing secret here', 'nothing secret here'],
+  ])('%s', (input, output) => expect(redactString(input)).toBe(output));
+});
