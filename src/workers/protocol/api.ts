@@ -1,0 +1,143 @@
+import type { ToolResult } from './tool-result.ts';
+import type { WireError } from './wire-error.ts';
+
+/** The three wire formats niffler speaks. */
+export type Provider = 'openai' | 'anthropic' | 'ollama';
+
+/** How tools reach a model: its native tool calling, the `TOOL_CALL:` text protocol, or native first. */
+export type ToolProtocol = 'native' | 'text' | 'auto';
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+/** An image given inline (base64 without the `data:` prefix). */
+export interface ImagePart {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+
+export type UserPart = TextPart | ImagePart;
+
+/** A complete tool call as the model asked for it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/**
+ * One message of a conversation, provider-neutral. The worker maps it to each wire format (and to
+ * `TOOL_CALL:` / `TOOL_RESULT:` text for the text protocol), so callers never need to know which.
+ */
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | UserPart[] }
+  | {
+      role: 'assistant';
+      content: string;
+      /** Reasoning text the model streamed, kept for the transcript. */
+      reasoning?: string;
+      /** Anthropic's thinking signature; sent back so extended thinking survives tool use. */
+      reasoningSignature?: string;
+      toolCalls?: ToolCall[];
+    }
+  | {
+      role: 'tool';
+      toolCallId: string;
+      /** The tool's name as the model called it. */
+      name: string;
+      /** The tool's result; images in it reach only vision-capable models. */
+      result: ToolResult;
+    };
+
+/** A tool offered to the model. `inputSchema` is a JSON schema, passed through untouched. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** Retry policy for failures before the first token: 429, 5xx, connection resets, stalls. */
+export interface RetrySettings {
+  maxRetries: number;
+  /** First backoff; doubles each attempt, with jitter. */
+  baseDelayMs: number;
+  /** Cap on any single wait, `Retry-After` included. */
+  maxDelayMs: number;
+}
+
+/** A model resolved from config by main (API key value included): all a worker needs to call it. */
+export interface ModelSpec {
+  /** The config name (`models.<name>`), used in error messages. */
+  name: string;
+  provider: Provider;
+  baseUrl: string;
+  /** The model id sent to the provider. */
+  model: string;
+  apiKey?: string;
+  /** The env var the key came from, to name it in errors. */
+  apiKeyEnv?: string;
+  toolProtocol: ToolProtocol;
+  vision: boolean;
+  reasoning: boolean;
+  maxTokens?: number;
+  temperature?: number;
+  headers?: Record<string, string>;
+  retry: RetrySettings;
+  /** The stream fails with `timeout` after this long without a byte (before and after the first token). */
+  stallTimeoutMs: number;
+}
+
+/** One call to a model. System prompts may be `system` messages anywhere at the front. */
+export interface StreamRequest {
+  model: ModelSpec;
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+}
+
+export type StopReason = 'end' | 'tool-calls' | 'max-tokens' | 'content-filter' | 'other';
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+/**
+ * A normalized stream event. A stream is deltas, tool calls and notices, then exactly one `done`
+ * or `error` (the host turns `error` into a thrown `NifflerError`).
+ */
+export type LlmEvent =
+  | { type: 'text'; text: string }
+  | { type: 'reasoning'; text: string; signature?: string }
+  | { type: 'tool-call'; call: ToolCall }
+  /** A call the model wrote but that could not be read; answer it with an error result so the model can correct it. */
+  | { type: 'tool-call-invalid'; id: string; name: string; raw: string; message: string }
+  | { type: 'usage'; usage: Usage }
+  /** A retry is about to happen (before any token was streamed). */
+  | { type: 'retry'; attempt: number; delayMs: number; retryAfterMs?: number; reason: string }
+  /** `auto` fell back to the text protocol for this model; the host remembers it. */
+  | { type: 'tool-protocol'; protocol: 'text'; reason: string }
+  | { type: 'done'; stopReason: StopReason; toolProtocol: 'native' | 'text' }
+  | { type: 'error'; error: WireError };
+
+/** main → API worker. */
+export type ApiRequest =
+  | { type: 'stream'; id: number; request: StreamRequest }
+  | { type: 'cancel'; id: number };
+
+/** API worker → main. */
+export type ApiEvent =
+  | { type: 'ready' }
+  | { type: 'event'; id: number; event: LlmEvent }
+  | {
+      type: 'log';
+      level: 'debug' | 'info' | 'warn' | 'error';
+      msg: string;
+      data?: Record<string, unknown>;
+    };

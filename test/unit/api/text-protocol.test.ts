@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createTextProtocolParser,
+  formatToolCall,
+  formatToolResult,
+  textProtocolAppendix,
+  type TextProtocolEvent,
+} from '../../../src/workers/api/text-protocol.ts';
+
+const counterIds = () => {
+  let n = 0;
+  return () => `call_${++n}`;
+};
+
+/** Runs chunks through a fresh parser; merges adjacent text so any split compares equal. */
+const parse = (chunks: string[]) => {
+  const parser = createTextProtocolParser(counterIds());
+  const events: TextProtocolEvent[] = [];
+  let stoppedAt = -1;
+  chunks.forEach((chunk, index) => {
+    events.push(...parser.push(chunk));
+    if (parser.isStopped && stoppedAt < 0) stoppedAt = index;
+  });
+  events.push(...parser.end());
+  const merged: TextProtocolEvent[] = [];
+  for (const event of events) {
+    const last = merged.at(-1);
+    if (event.type === 'text' && last?.type === 'text') last.text += event.text;
+    else merged.push(event.type === 'text' ? { ...event } : event);
+  }
+  return { events: merged, isStopped: parser.isStopped };
+};
+
+const splitAt = (text: string, i: number) => [text.slice(0, i), text.slice(i)];
+
+const TRANSCRIPTS: Record<string, string> = {
+  plain: 'Hello there — no tools here. `code` and ```fences``` stay.\n',
+  fenced:
+    'Let me look, ünïcode ✓.\n```json\nTOOL_CALL: {"name": "read_file", "args": {"path": "a.ts"}}\n```\nTOOL_RESULT: {"invented": true}',
+  inline: 'Sure. TOOL_CALL:{"name":"list","args":{"dir":"src","deep":{"x":"}{"}}}\n',
+  several:
+    'Two calls:\nTOOL_CALL: {"name": "a", "args": {"q": "x\\"y"}}\n  TOOL_CALL: {"name": "b", "args": {}}\n\nDone?',
+  malformed: 'Oops\nTOOL_CALL: {"name": "a", "args": {"q": }}\nmore text',
+  notJson: 'TOOL_CALL: read_file a.ts\nand then',
+  truncated: 'TOOL_CALL: {"name": "a", "args": {"q": "never closed"',
+};
+
+describe('text protocol parser', () => {
+  it.each(Object.entries(TRANSCRIPTS))(
+    '%s: gives the same events split at every position',
+    (_name, transcript) => {
+      const whole = parse([transcript]);
+      for (let i = 0; i <= transcript.length; i++)
+        expect(parse(splitAt(transcript, i)), `split at ${i}`).toEqual(whole);
+      expect(parse([...transcript])).toEqual(whole);
+    },
+  );
+
+  it('strips the fence and stops at an invented result', () => {
+    const { events, isStopped } = parse([TRANSCRIPTS['fenced']!]);
+    expect(events).toEqual([
+      { type: 'text', text: 'Let me look, ünïcode ✓.\n' },
+      { type: 'tool-call', call: { id: 'call_1', name: 'read_file', args: { path: 'a.ts' } } },
+    ]);
+    expect(isStopped).toBe(true);
+  });
+
+  it('reads text around a call on the same line and braces inside strings', () => {
+    expect(parse([TRANSCRIPTS['inline']!]).events).toEqual([
+      { type: 'text', text: 'Sure. ' },
+      {
+        type: 'tool-call',
+        call: { id: 'call_1', name: 'list', args: { dir: 'src', deep: { x: '}{' } } },
+      },
+    ]);
+  });
+
+  it('reads several calls in a row, then stops', () => {
+    const { events, isStopped } = parse([TRANSCRIPTS['several']!]);
+    expect(events.map((e) => (e.type === 'tool-call' ? e.call : e.type))).toEqual([
+      'text',
+      { id: 'call_1', name: 'a', args: { q: 'x"y' } },
+      { id: 'call_2', name: 'b', args: {} },
+    ]);
+    expect(isStopped).toBe(true);
+  });
+
+  it.each([
+    ['malformed', 'is not valid JSON'],
+    ['notJson', 'expected a JSON object after TOOL_CALL:, found "read_file a.ts"'],
+    ['truncated', 'is incomplete'],
+  ])('%s: reports an error the model can read', (name, message) => {
+    const { events } = parse([TRANSCRIPTS[name]!]);
+    const invalid = events.find((e) => e.type === 'tool-call-invalid');
+    expect(invalid).toMatchObject({ type: 'tool-call-invalid', id: 'call_1' });
+    expect(invalid?.type === 'tool-call-invalid' && invalid.message).toContain(message);
+    expect(invalid?.type === 'tool-call-invalid' && invalid.message).toContain('TOOL_CALL: {"name"');
+  });
+
+  it('accepts "arguments" for "args" and rejects a call without a name', () => {
+    expect(parse(['TOOL_CALL: {"name": "a", "arguments": {"x": 1}}']).events).toEqual([
+      { type: 'tool-call', call: { id: 'call_1', name: 'a', args: { x: 1 } } },
+    ]);
+    expect(parse(['TOOL_CALL: {"args": {}}']).events[0]).toMatchObject({
+      type: 'tool-call-invalid',
+      name: '',
+    });
+    expect(parse(['TOOL_CALL: {"name": "a", "args": [1]}']).events[0]).toMatchObject({
+      type: 'tool-call-invalid',
+      name: 'a',
+    });
+  });
+
+  it('formats calls, results and the appendix', () => {
+    expect(formatToolCall({ name: 'a', args: { x: 1 } })).toBe(
+      'TOOL_CALL: {"name":"a","args":{"x":1}}',
+    );
+    expect(formatToolResult('a', 'ok')).toBe('TOOL_RESULT: {"name":"a","result":"ok"}');
+    const appendix = textProtocolAppendix([
+      { name: 'read_file', description: 'Reads a file.', inputSchema: { type: 'object' } },
+    ]);
+    expect(appendix).toContain('TOOL_CALL: {"name": "<tool name>", "args": {<arguments as JSON>}}');
+    expect(appendix).toContain('## read_file\nReads a file.\nArguments (JSON schema): {"type":"object"}');
+  });
+});
