@@ -1,0 +1,213 @@
+import type { MessagePort } from 'node:worker_threads';
+import { z } from 'zod';
+
+/** Limits a tool call runs under, resolved from `tools.output` and `tools.bash` in config. */
+export interface ToolLimits {
+  /** Characters of output given to the model; the rest is saved under `outputsDir`. */
+  maxChars: number;
+  /** Bytes a file tool reads at most in one piece. */
+  maxFileBytes: number;
+  /** Seconds a `bash` command runs when it asks for no timeout. */
+  bashTimeout: number;
+  /** Seconds a `bash` command may ask for at most. */
+  bashMaxTimeout: number;
+}
+
+/** Where a tool call may act. Every path is absolute; `allowedPaths` are already resolved. */
+export interface ToolContext {
+  /** The workspace root: file tools act inside it, `bash` runs in it. */
+  root: string;
+  /** Directories outside the root that file tools may also use (`tools.allowedPaths`). */
+  allowedPaths: string[];
+  /** Where cut output is saved; `read_file` may read it, nothing may write it. */
+  outputsDir: string;
+  /** The session's todo list (JSON). */
+  todoFile: string;
+  limits: ToolLimits;
+}
+
+/** One task of the tools pool. `port`, when given, receives `ToolPortMessage`s. */
+export interface ToolTask {
+  tool: string;
+  args: unknown;
+  context: ToolContext;
+  port?: MessagePort;
+}
+
+/**
+ * What a task tells its owner while it runs: the process groups it started, so the owner can end
+ * them when it cancels the task (piscina then terminates the worker thread, which cannot).
+ */
+export type ToolPortMessage = { type: 'spawned'; pid: number } | { type: 'exited'; pid: number };
+
+const path = (what: string) => z.string().describe(what);
+const count = (what: string, max: number) =>
+  z.coerce.number().int().min(1).max(max).optional().describe(what);
+
+export const ReadFileArgs = z.object({
+  path: path('File to read, relative to the workspace root or absolute.'),
+  offset: count('First line to return, 1-based (default 1).', 1_000_000_000),
+  limit: count('Number of lines to return (default 2000).', 100_000),
+});
+
+export const ListDirArgs = z.object({
+  path: path('Directory to list (default: the workspace root).').optional(),
+  depth: count('Levels to descend (default 1, at most 10).', 10),
+  hidden: z
+    .boolean()
+    .optional()
+    .describe('Include dotfiles (default false). .git is never listed.'),
+});
+
+export const PathInfoArgs = z.object({ path: path('File, directory or symlink to describe.') });
+
+export const WriteFileArgs = z.object({
+  path: path('File to create or overwrite. Missing parent directories are created.'),
+  content: z.string().describe('The complete new content of the file.'),
+});
+
+export const EditFileArgs = z.object({
+  path: path('File to edit.'),
+  oldText: z.string().describe('Exact text to replace, including whitespace; must occur once.'),
+  newText: z.string().describe('Text to put in its place.'),
+  replaceAll: z.boolean().optional().describe('Replace every occurrence (default false).'),
+});
+
+export const GlobArgs = z.object({
+  pattern: z
+    .string()
+    .min(1)
+    .describe('Glob such as "src/**/*.ts"; a pattern without "/" matches file names at any depth.'),
+  path: path('Directory to search (default: the workspace root).').optional(),
+});
+
+export const GrepArgs = z.object({
+  pattern: z.string().min(1).describe('JavaScript regular expression searched line by line.'),
+  path: path('File or directory to search (default: the workspace root).').optional(),
+  glob: z.string().optional().describe('Only search files matching this glob, e.g. "*.ts".'),
+  ignoreCase: z.boolean().optional().describe('Match case-insensitively (default false).'),
+});
+
+export const BashArgs = z.object({
+  command: z.string().min(1).describe('Shell command, run with bash -c in the workspace root.'),
+  timeout: z.coerce
+    .number()
+    .positive()
+    .max(86_400)
+    .optional()
+    .describe('Seconds before the command is ended (default 120, at most 600).'),
+});
+
+export const FetchArgs = z.object({
+  url: z.string().describe('http:// or https:// URL to GET. HTML is returned as markdown.'),
+});
+
+export const TodoArgs = z.object({
+  action: z.enum(['add', 'update', 'list']).describe('add items, update one item, or list.'),
+  items: z.array(z.string().min(1)).optional().describe('add: the texts of the new items.'),
+  id: z.coerce.number().int().min(1).max(100_000).optional().describe('update: the item id.'),
+  status: z
+    .enum(['pending', 'in_progress', 'done', 'cancelled'])
+    .optional()
+    .describe('update: the new status.'),
+  text: z.string().min(1).optional().describe('update: the new text.'),
+});
+
+/** Argument schemas of the built-in tools, by name. The worker validates with these. */
+export const TOOL_ARGS = {
+  read_file: ReadFileArgs,
+  list_dir: ListDirArgs,
+  path_info: PathInfoArgs,
+  write_file: WriteFileArgs,
+  edit_file: EditFileArgs,
+  glob: GlobArgs,
+  grep: GrepArgs,
+  bash: BashArgs,
+  fetch: FetchArgs,
+  todo: TodoArgs,
+} as const;
+
+export type BuiltinToolName = keyof typeof TOOL_ARGS;
+export type ToolArgs<N extends BuiltinToolName> = z.infer<(typeof TOOL_ARGS)[N]>;
+
+/** A tool as offered to the model. `parameters` is a JSON Schema object. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  /** True when the tool never changes anything: allowed without asking, run in parallel. */
+  readOnly: boolean;
+  /** The policy when config says nothing: read-only tools and `todo` allow, the rest ask. */
+  defaultPolicy: 'allow' | 'ask';
+}
+
+const DESCRIPTIONS: Record<BuiltinToolName, { readOnly: boolean; description: string }> = {
+  read_file: {
+    readOnly: true,
+    description:
+      'Read a text file with line numbers, a page at a time (offset/limit). Images are returned ' +
+      'as images. Also reads the files where cut tool output was saved.',
+  },
+  list_dir: {
+    readOnly: true,
+    description: 'List a directory as a tree, honouring .gitignore. Directories end with "/".',
+  },
+  path_info: {
+    readOnly: true,
+    description: 'Describe a path: type, size, modification time, mode and symlink target.',
+  },
+  write_file: {
+    readOnly: false,
+    description: 'Create or overwrite a file with the given content (atomic; creates parents).',
+  },
+  edit_file: {
+    readOnly: false,
+    description:
+      'Replace an exact piece of text in a file and return the unified diff. oldText must occur ' +
+      'exactly once unless replaceAll is true; read the file first to copy it exactly.',
+  },
+  glob: {
+    readOnly: true,
+    description: 'Find files by glob pattern, honouring .gitignore. Returns paths sorted by name.',
+  },
+  grep: {
+    readOnly: true,
+    description:
+      'Search file contents with a regular expression, honouring .gitignore. Returns ' +
+      '"path:line: text" for each matching line.',
+  },
+  bash: {
+    readOnly: false,
+    description:
+      'Run a shell command in the workspace root and return its combined output, exit code and ' +
+      'signal. No stdin; the whole process group is ended on timeout.',
+  },
+  fetch: {
+    readOnly: false,
+    description: 'GET an http(s) URL and return its content; HTML is converted to markdown.',
+  },
+  todo: {
+    readOnly: false,
+    description:
+      "Keep the session's todo list to plan multi-step work: add items, update an item's " +
+      'status or text, or list them. Every action returns the whole list.',
+  },
+};
+
+const toParameters = (schema: z.ZodType): Record<string, unknown> => {
+  const { $schema: _schema, ...rest } = z.toJSONSchema(schema, { io: 'input' });
+  return rest;
+};
+
+/** The built-in tools as data for the model; no implementation is loaded. */
+export const BUILTIN_TOOLS: readonly ToolDefinition[] = (
+  Object.keys(TOOL_ARGS) as BuiltinToolName[]
+).map((name) => {
+  const { readOnly, description } = DESCRIPTIONS[name];
+  const defaultPolicy = readOnly || name === 'todo' ? 'allow' : 'ask';
+  return { name, description, parameters: toParameters(TOOL_ARGS[name]), readOnly, defaultPolicy };
+});
+
+/** True when `name` is a built-in tool. */
+export const isBuiltinTool = (name: string): name is BuiltinToolName =>
+  Object.prototype.hasOwnProperty.call(TOOL_ARGS, name);

@@ -1,0 +1,51 @@
+import { readlink } from 'node:fs/promises';
+import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
+import type { ToolResult } from '../protocol/tool-result.ts';
+import { capOutput } from './output.ts';
+import { done, fail } from './result.ts';
+import { allowedRoots, isRefused, resolvePath } from './sandbox.ts';
+import { walk } from './walk.ts';
+
+const MAX_ENTRIES = 2000;
+
+/** `list_dir`: a tree of a directory, `.gitignore`-aware; directories end with "/". */
+export const listDir = async (
+  args: ToolArgs<'list_dir'>,
+  context: ToolContext,
+): Promise<ToolResult> => {
+  const target = await resolvePath(args.path ?? '.', context, 'read');
+  if (isRefused(target)) return target;
+  if (!target.stats) return fail('not-found', `${target.display} does not exist`);
+  if (!target.stats.isDirectory())
+    return fail('invalid-args', `${target.display} is a file; use read_file or path_info`);
+  const [root = context.root] = await allowedRoots(context, 'read');
+  const lines: string[] = [];
+  let more = 0;
+  const entries = walk({
+    root,
+    start: target.real,
+    maxDepth: args.depth ?? 1,
+    hidden: args.hidden ?? false,
+  });
+  for await (const entry of entries) {
+    if (lines.length >= MAX_ENTRIES) {
+      more++;
+      continue;
+    }
+    const indent = '  '.repeat(entry.depth - 1);
+    const { dirent } = entry;
+    if (dirent.isSymbolicLink()) {
+      const to = await readlink(entry.abs).catch(() => '?');
+      lines.push(`${indent}${dirent.name} -> ${to}`);
+    } else lines.push(`${indent}${dirent.name}${dirent.isDirectory() ? '/' : ''}`);
+  }
+  const header = `${target.display}/`;
+  if (lines.length === 0) return done(`${header}\n(empty, or everything in it is ignored)`);
+  const tail = more > 0 ? `\n(${more} more entries not shown; list a subdirectory)` : '';
+  const { output, savedTo } = await capOutput(
+    `${header}\n${lines.join('\n')}${tail}`,
+    context,
+    'list_dir',
+  );
+  return done(output, { ...(savedTo ? { savedTo } : {}), data: { entries: lines.length + more } });
+};
