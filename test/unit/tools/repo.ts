@@ -1,0 +1,60 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { onTestFinished } from 'vitest';
+import type { ToolContext, ToolLimits } from '../../../src/workers/protocol/tools.ts';
+
+export interface TempRepo {
+  /** The workspace root: a fresh git repository. */
+  root: string;
+  /** A sibling directory outside the workspace, holding `secret.txt`. */
+  outside: string;
+  /** `$NIFFLER_HOME` for this test. */
+  home: string;
+  context: ToolContext;
+  /** Writes files relative to the root, creating parents. */
+  write: (files: Record<string, string>) => void;
+}
+
+/** A temporary git repository with an outside directory next to it; removed after the test. */
+export const tempRepo = (limits: Partial<ToolLimits> = {}): TempRepo => {
+  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'niffler-tools-')));
+  onTestFinished(() => rmSync(base, { recursive: true, force: true }));
+  const root = path.join(base, 'repo');
+  const outside = path.join(base, 'outside');
+  const home = path.join(base, 'home');
+  for (const dir of [root, outside, home]) mkdirSync(dir);
+  execFileSync('git', ['init', '-q'], { cwd: root });
+  writeFileSync(path.join(outside, 'secret.txt'), 'TOP SECRET\n');
+  const write = (files: Record<string, string>) => {
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      writeFileSync(path.join(root, file), text);
+    }
+  };
+  const context: ToolContext = {
+    root,
+    allowedPaths: [],
+    outputsDir: path.join(home, 'outputs', 'repo'),
+    todoFile: path.join(home, 'sessions', 'repo', 's1.todo.json'),
+    limits: {
+      maxChars: 30_000,
+      maxFileBytes: 1024 * 1024,
+      bashTimeout: 120,
+      bashMaxTimeout: 600,
+      ...limits,
+    },
+  };
+  return { root, outside, home, context, write };
+};
+
+/** Runs one tool through the worker's task entry (argument validation included), in-process. */
+export const runTool = async (context: ToolContext, tool: string, args: unknown) => {
+  const { default: runToolTask } = await import('../../../src/workers/tools/worker.ts');
+  return runToolTask({ tool, args, context });
+};
+
+/** The text of a result: `output` when there is one, else the error message. */
+export const textOf = (result: { ok: boolean; output?: string; error?: { message: string } }) =>
+  result.output ?? result.error?.message ?? '';
