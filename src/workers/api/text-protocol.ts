@@ -132,7 +132,10 @@ export const createTextProtocolParser = (makeId: () => string): TextProtocolPars
           const newline = buffer.indexOf('\n', start);
           if (newline < 0 && !final) return false;
           const raw = buffer.slice(start, newline < 0 ? undefined : newline).trim();
-          invalid(raw, `expected a JSON object after TOOL_CALL:, found ${JSON.stringify(raw)}. ${FORMAT_HINT}`);
+          invalid(
+            raw,
+            `expected a JSON object after TOOL_CALL:, found ${JSON.stringify(raw)}. ${FORMAT_HINT}`,
+          );
           buffer = newline < 0 ? '' : buffer.slice(newline);
           mode = 'after-call';
           return true;
@@ -140,7 +143,10 @@ export const createTextProtocolParser = (makeId: () => string): TextProtocolPars
         const end = objectEnd(buffer, start);
         if (end < 0) {
           if (!final && buffer.length - start <= MAX_CALL_CHARS) return false;
-          invalid(buffer.slice(start).trim(), `the JSON after TOOL_CALL: is incomplete. ${FORMAT_HINT}`);
+          invalid(
+            buffer.slice(start).trim(),
+            `the JSON after TOOL_CALL: is incomplete. ${FORMAT_HINT}`,
+          );
           buffer = '';
           mode = 'after-call';
           return true;

@@ -128,8 +128,7 @@ export type LlmEvent =
 
 /** main → API worker. */
 export type ApiRequest =
-  | { type: 'stream'; id: number; request: StreamRequest }
-  | { type: 'cancel'; id: number };
+  { type: 'stream'; id: number; request: StreamRequest } | { type: 'cancel'; id: number };
 
 /** API worker → main. */
 export type ApiEvent =

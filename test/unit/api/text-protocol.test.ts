@@ -94,7 +94,9 @@ describe('text protocol parser', () => {
     const invalid = events.find((e) => e.type === 'tool-call-invalid');
     expect(invalid).toMatchObject({ type: 'tool-call-invalid', id: 'call_1' });
     expect(invalid?.type === 'tool-call-invalid' && invalid.message).toContain(message);
-    expect(invalid?.type === 'tool-call-invalid' && invalid.message).toContain('TOOL_CALL: {"name"');
+    expect(invalid?.type === 'tool-call-invalid' && invalid.message).toContain(
+      'TOOL_CALL: {"name"',
+    );
   });
 
   it('accepts "arguments" for "args" and rejects a call without a name', () => {
@@ -120,6 +122,8 @@ describe('text protocol parser', () => {
       { name: 'read_file', description: 'Reads a file.', inputSchema: { type: 'object' } },
     ]);
     expect(appendix).toContain('TOOL_CALL: {"name": "<tool name>", "args": {<arguments as JSON>}}');
-    expect(appendix).toContain('## read_file\nReads a file.\nArguments (JSON schema): {"type":"object"}');
+    expect(appendix).toContain(
+      '## read_file\nReads a file.\nArguments (JSON schema): {"type":"object"}',
+    );
   });
 });

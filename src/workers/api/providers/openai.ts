@@ -1,0 +1,175 @@
+import OpenAI from 'openai';
+import type {
+  ChatCompletionContentPart,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import type { ChatMessage, StopReason } from '../../protocol/api.ts';
+import {
+  imageNote,
+  partsText,
+  resultImages,
+  resultText,
+  toolCallEvent,
+  visibleParts,
+} from '../messages.ts';
+import { sdkLogger, throwIfAborted, type ProviderStream } from './provider.ts';
+
+const contentParts = (parts: ReturnType<typeof visibleParts>): ChatCompletionContentPart[] =>
+  parts.map((p) =>
+    p.type === 'text'
+      ? { type: 'text', text: p.text }
+      : { type: 'image_url', image_url: { url: `data:${p.mimeType};base64,${p.data}` } },
+  );
+
+/**
+ * Chat-completions messages. Tool messages carry text only, so a vision model gets a tool's
+ * images in a user message right after the results; other models get a note in the result.
+ */
+export const toOpenAiMessages = (
+  messages: ChatMessage[],
+  vision: boolean,
+): ChatCompletionMessageParam[] => {
+  const out: ChatCompletionMessageParam[] = [];
+  let pendingImages: ChatCompletionContentPart[] = [];
+  const flushImages = () => {
+    if (pendingImages.length > 0) out.push({ role: 'user', content: pendingImages });
+    pendingImages = [];
+  };
+  for (const m of messages) {
+    if (m.role !== 'tool') flushImages();
+    switch (m.role) {
+      case 'system':
+        out.push({ role: 'system', content: m.content });
+        break;
+      case 'user': {
+        const parts = visibleParts(m.content, vision);
+        out.push({
+          role: 'user',
+          content: parts.some((p) => p.type === 'image') ? contentParts(parts) : partsText(parts),
+        });
+        break;
+      }
+      case 'assistant':
+        out.push({
+          role: 'assistant',
+          content: m.content || null,
+          ...(m.toolCalls?.length
+            ? {
+                tool_calls: m.toolCalls.map((c) => ({
+                  id: c.id,
+                  type: 'function' as const,
+                  function: { name: c.name, arguments: JSON.stringify(c.args) },
+                })),
+              }
+            : {}),
+        });
+        break;
+      case 'tool': {
+        const images = resultImages(m.result);
+        const notes = vision ? [] : images.map(imageNote);
+        out.push({
+          role: 'tool',
+          tool_call_id: m.toolCallId,
+          content: [resultText(m.result), ...notes].join('\n'),
+        });
+        if (vision && images.length > 0)
+          pendingImages.push(
+            { type: 'text', text: `Images from the ${m.name} result (${m.toolCallId}):` },
+            ...contentParts(images),
+          );
+        break;
+      }
+    }
+  }
+  flushImages();
+  return out;
+};
+
+const stopReason = (finish: string | null, toolCalls: number): StopReason => {
+  if (toolCalls > 0 || finish === 'tool_calls' || finish === 'function_call') return 'tool-calls';
+  if (finish === 'length') return 'max-tokens';
+  if (finish === 'content_filter') return 'content-filter';
+  return finish === 'stop' || finish === null ? 'end' : 'other';
+};
+
+interface ToolDelta {
+  id: string;
+  name: string;
+  args: string;
+}
+
+/** OpenAI-compatible chat completions through the `openai` client (its retries off: ours apply). */
+export const streamOpenAi: ProviderStream = async function* (call) {
+  const { spec } = call;
+  const client = new OpenAI({
+    apiKey: spec.apiKey ?? 'no-key',
+    baseURL: spec.baseUrl,
+    maxRetries: 0,
+    timeout: 24 * 60 * 60 * 1000, // our stall timer governs
+    defaultHeaders: spec.headers ?? {},
+    logger: sdkLogger(call.log),
+  });
+  const official = /^https:\/\/api\.openai\.com\//.test(spec.baseUrl);
+  const body: ChatCompletionCreateParamsStreaming = {
+    model: spec.model,
+    messages: toOpenAiMessages(call.messages, spec.vision),
+    stream: true,
+    stream_options: { include_usage: true },
+    ...(call.tools.length > 0
+      ? {
+          tools: call.tools.map((t) => ({
+            type: 'function' as const,
+            function: { name: t.name, description: t.description, parameters: t.inputSchema },
+          })),
+        }
+      : {}),
+    ...(spec.maxTokens === undefined
+      ? {}
+      : official
+        ? { max_completion_tokens: spec.maxTokens }
+        : { max_tokens: spec.maxTokens }),
+    ...(spec.temperature === undefined ? {} : { temperature: spec.temperature }),
+  };
+  const stream = await client.chat.completions.create(body, { signal: call.signal });
+  const tools = new Map<number, ToolDelta>();
+  let finish: string | null = null;
+  for await (const chunk of stream) {
+    if (chunk.usage)
+      yield {
+        type: 'usage',
+        usage: {
+          inputTokens: chunk.usage.prompt_tokens,
+          outputTokens: chunk.usage.completion_tokens,
+          ...(chunk.usage.prompt_tokens_details?.cached_tokens
+            ? { cacheReadTokens: chunk.usage.prompt_tokens_details.cached_tokens }
+            : {}),
+          ...(chunk.usage.completion_tokens_details?.reasoning_tokens
+            ? { reasoningTokens: chunk.usage.completion_tokens_details.reasoning_tokens }
+            : {}),
+        },
+      };
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    // DeepSeek, vLLM and llama.cpp send `reasoning_content`; OpenRouter and Ollama send `reasoning`.
+    const delta = choice.delta as typeof choice.delta & {
+      reasoning_content?: string | null;
+      reasoning?: string | null;
+    };
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (reasoning) yield { type: 'reasoning', text: reasoning };
+    if (delta.content) yield { type: 'text', text: delta.content };
+    for (const part of delta.tool_calls ?? []) {
+      const entry = tools.get(part.index) ?? { id: '', name: '', args: '' };
+      tools.set(part.index, entry);
+      if (part.id) entry.id = part.id;
+      if (part.function?.name && !entry.name) entry.name = part.function.name;
+      if (part.function?.arguments) entry.args += part.function.arguments;
+    }
+    if (choice.finish_reason) finish = choice.finish_reason;
+  }
+  throwIfAborted(call.signal);
+  for (const [, entry] of [...tools].sort(([a], [b]) => a - b))
+    yield toolCallEvent(entry.id || call.newId(), entry.name, entry.args);
+  yield { type: 'done', stopReason: stopReason(finish, tools.size), toolProtocol: 'native' };
+};

@@ -1,0 +1,36 @@
+import type { ChatMessage, LlmEvent, ModelSpec, ToolSpec } from '../../protocol/api.ts';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type WorkerLog = (level: LogLevel, msg: string, data?: Record<string, unknown>) => void;
+
+/** One HTTP attempt against a provider, with messages already shaped for the tool protocol. */
+export interface ProviderCall {
+  spec: ModelSpec;
+  messages: ChatMessage[];
+  /** Empty under the text protocol. */
+  tools: ToolSpec[];
+  /** Aborts the HTTP request (cancel, stall, or the text protocol's stop). */
+  signal: AbortSignal;
+  log: WorkerLog;
+  /** Ids for tool calls the wire format leaves unnamed. */
+  newId: () => string;
+}
+
+/**
+ * Drives one client library and maps its stream to `LlmEvent`s, ending with `done`. Throws what
+ * the library throws; the caller classifies it. Must throw (not end) when `signal` aborted.
+ */
+export type ProviderStream = (call: ProviderCall) => AsyncGenerator<LlmEvent, void, undefined>;
+
+/** A logger in the shape the openai and anthropic clients accept, posting to main. */
+export const sdkLogger = (log: WorkerLog) => ({
+  error: (msg: string, ...rest: unknown[]) => log('error', msg, { detail: rest.map(String) }),
+  warn: (msg: string, ...rest: unknown[]) => log('warn', msg, { detail: rest.map(String) }),
+  info: (msg: string, ...rest: unknown[]) => log('info', msg, { detail: rest.map(String) }),
+  debug: (msg: string, ...rest: unknown[]) => log('debug', msg, { detail: rest.map(String) }),
+});
+
+/** Throws the abort reason if the attempt was aborted (the SDKs end streams quietly on abort). */
+export const throwIfAborted = (signal: AbortSignal): void => {
+  if (signal.aborted) throw signal.reason;
+};

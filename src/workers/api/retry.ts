@@ -1,0 +1,47 @@
+import type { RetrySettings } from '../protocol/api.ts';
+
+type HeaderSource = { get(name: string): string | null } | undefined;
+
+/**
+ * Milliseconds a server asked us to wait: `retry-after-ms`, else `Retry-After` in seconds or as an
+ * HTTP date. Undefined when absent or unreadable.
+ */
+export const parseRetryAfter = (headers: HeaderSource, now = Date.now()): number | undefined => {
+  const ms = Number(headers?.get('retry-after-ms') ?? Number.NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers?.get('retry-after');
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+};
+
+/**
+ * The wait before retry number `attempt + 1`: the server's `Retry-After` when given, else
+ * exponential backoff with jitter; never more than `maxDelayMs`.
+ */
+export const backoffDelay = (
+  attempt: number,
+  settings: RetrySettings,
+  retryAfterMs?: number,
+  random: () => number = Math.random,
+): number => {
+  const backoff = settings.baseDelayMs * 2 ** attempt * (0.75 + random() / 2);
+  return Math.round(Math.min(settings.maxDelayMs, Math.max(0, retryAfterMs ?? backoff)));
+};
+
+/** Waits `ms`, rejecting with the signal's reason when it aborts first. */
+export const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });

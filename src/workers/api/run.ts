@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import type { LlmEvent, Provider, StreamRequest } from '../protocol/api.ts';
+import { classify, LlmFailure } from './failure.ts';
+import { applyTextProtocol } from './messages.ts';
+import { streamAnthropic } from './providers/anthropic.ts';
+import { streamOllama } from './providers/ollama.ts';
+import { streamOpenAi } from './providers/openai.ts';
+import { throwIfAborted, type ProviderStream, type WorkerLog } from './providers/provider.ts';
+import { backoffDelay, sleep } from './retry.ts';
+import { createTextProtocolParser } from './text-protocol.ts';
+
+const PROVIDERS: Record<Provider, ProviderStream> = {
+  openai: streamOpenAi,
+  anthropic: streamAnthropic,
+  ollama: streamOllama,
+};
+
+type Emit = (event: LlmEvent) => void;
+type Protocol = 'native' | 'text';
+
+/** Why a stream ended at the caller's wish. */
+export const canceled = (): LlmFailure => new LlmFailure('canceled', 'the request was canceled');
+
+const newId = (): string => `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+
+const STARTED = new Set<LlmEvent['type']>(['text', 'reasoning', 'tool-call', 'tool-call-invalid']);
+
+/** One HTTP attempt: stall timer, text-protocol parsing, and the stop after a text call. */
+const runAttempt = async (
+  request: StreamRequest,
+  protocol: Protocol,
+  signal: AbortSignal,
+  emit: Emit,
+  log: WorkerLog,
+  progress: { started: boolean },
+): Promise<void> => {
+  const { model } = request;
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  if (signal.aborted) controller.abort(signal.reason);
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      controller.abort(
+        new LlmFailure(
+          'timeout',
+          `model "${model.name}" at ${model.baseUrl} sent nothing for ${model.stallTimeoutMs / 1000}s; gave up on the stream`,
+          { retryable: true, data: { url: model.baseUrl, stallTimeoutMs: model.stallTimeoutMs } },
+        ),
+      );
+    }, model.stallTimeoutMs);
+  };
+  const forward = (event: LlmEvent) => {
+    if (STARTED.has(event.type)) progress.started = true;
+    emit(event);
+  };
+  const isText = protocol === 'text';
+  const parser = isText ? createTextProtocolParser(newId) : undefined;
+  arm();
+  try {
+    const events = PROVIDERS[model.provider]({
+      spec: model,
+      messages: isText ? applyTextProtocol(request.messages, request.tools) : request.messages,
+      tools: isText ? [] : request.tools,
+      signal: controller.signal,
+      log,
+      newId,
+    });
+    for await (const event of events) {
+      arm();
+      if (event.type === 'done') {
+        throwIfAborted(controller.signal);
+        if (parser) for (const e of parser.end()) forward(e);
+        const calls = parser?.callCount ?? 0;
+        emit({
+          ...event,
+          stopReason: calls > 0 ? 'tool-calls' : event.stopReason,
+          toolProtocol: protocol,
+        });
+        return;
+      }
+      if (parser && event.type === 'text') {
+        for (const e of parser.push(event.text)) forward(e);
+        if (parser.isStopped) {
+          // The calls are complete: end the HTTP stream instead of reading what follows.
+          controller.abort(new LlmFailure('canceled', 'text tool call complete'));
+          emit({ type: 'done', stopReason: 'tool-calls', toolProtocol: 'text' });
+          return;
+        }
+        continue;
+      }
+      forward(event);
+    }
+    throwIfAborted(controller.signal);
+    throw new LlmFailure(
+      'llm-stream',
+      `the stream from ${model.baseUrl} ended before the reply finished`,
+      {
+        retryable: true,
+      },
+    );
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+    if (!controller.signal.aborted) controller.abort(new LlmFailure('canceled', 'attempt over'));
+  }
+};
+
+const withRetries = async (
+  request: StreamRequest,
+  protocol: Protocol,
+  signal: AbortSignal,
+  emit: Emit,
+  log: WorkerLog,
+): Promise<void> => {
+  const { model } = request;
+  for (let attempt = 0; ; attempt++) {
+    const progress = { started: false };
+    try {
+      await runAttempt(request, protocol, signal, emit, log, progress);
+      return;
+    } catch (error) {
+      const failure = classify(signal.aborted ? signal.reason : error, model);
+      const { retryable, retryAfterMs } = failure.options;
+      if (signal.aborted || progress.started || !retryable || attempt >= model.retry.maxRetries)
+        throw failure;
+      const delayMs = backoffDelay(attempt, model.retry, retryAfterMs);
+      log('info', 'retrying', {
+        model: model.name,
+        attempt: attempt + 1,
+        delayMs,
+        reason: failure.message,
+      });
+      emit({
+        type: 'retry',
+        attempt: attempt + 1,
+        delayMs,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        reason: failure.message,
+      });
+      await sleep(delayMs, signal);
+    }
+  }
+};
+
+/**
+ * Runs one stream request: events, then exactly one `done` or `error`. Never throws. Under
+ * `auto`, a server that says the model has no tools gets the request again in the text protocol.
+ */
+export const runStream = async (
+  request: StreamRequest,
+  signal: AbortSignal,
+  emit: Emit,
+  log: WorkerLog,
+): Promise<void> => {
+  const { model } = request;
+  const hasTools = request.tools.length > 0;
+  const protocol: Protocol = model.toolProtocol === 'text' && hasTools ? 'text' : 'native';
+  try {
+    try {
+      await withRetries(request, protocol, signal, emit, log);
+    } catch (error) {
+      const failure = classify(error, model);
+      if (!(model.toolProtocol === 'auto' && hasTools && failure.options.noToolSupport))
+        throw failure;
+      log('info', 'no native tools; using the text tool protocol', { model: model.name });
+      emit({ type: 'tool-protocol', protocol: 'text', reason: failure.message });
+      await withRetries(request, 'text', signal, emit, log);
+    }
+  } catch (error) {
+    emit({
+      type: 'error',
+      error: classify(signal.aborted ? signal.reason : error, model).toWire(),
+    });
+  }
+};

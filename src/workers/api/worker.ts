@@ -1,0 +1,34 @@
+import { parentPort } from 'node:worker_threads';
+import type { ApiEvent, ApiRequest } from '../protocol/api.ts';
+import type { WorkerLog } from './providers/provider.ts';
+import { canceled, runStream } from './run.ts';
+
+if (!parentPort) throw new Error('the API worker must run in a worker thread');
+const port = parentPort;
+const post = (event: ApiEvent) => port.postMessage(event);
+const log: WorkerLog = (level, msg, data) =>
+  post({ type: 'log', level, msg: `api: ${msg}`, ...(data ? { data } : {}) });
+const active = new Map<number, AbortController>();
+
+port.on('message', (message: ApiRequest) => {
+  switch (message.type) {
+    case 'stream': {
+      const controller = new AbortController();
+      active.set(message.id, controller);
+      void runStream(
+        message.request,
+        controller.signal,
+        (event) => post({ type: 'event', id: message.id, event }),
+        log,
+      ).finally(() => active.delete(message.id));
+      break;
+    }
+    case 'cancel':
+      active.get(message.id)?.abort(canceled());
+      break;
+    default:
+      message satisfies never;
+  }
+});
+
+post({ type: 'ready' });
