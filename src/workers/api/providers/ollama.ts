@@ -45,7 +45,7 @@ export const toOllamaMessages = (messages: ChatMessage[], vision: boolean): Mess
 
 /**
  * A fetch for the ollama client that carries our signal (the client has no per-request signal),
- * keeps the status headers it drops, and fails on a malformed NDJSON line instead of skipping it.
+ * keeps the headers its errors drop, and fails on a malformed NDJSON line instead of skipping it.
  */
 const ollamaFetch =
   (signal: AbortSignal, seen: { headers?: Headers }): typeof fetch =>
@@ -57,9 +57,16 @@ const ollamaFetch =
     seen.headers = response.headers;
     if (!response.ok || !response.body) return response;
     const decoder = new TextDecoder();
+    const encoder = new TextEncoder();
     let pending = '';
-    const check = (line: string) => {
-      if (line.trim()) JSON.parse(line); // throws SyntaxError on a malformed chunk
+    // The client skips a line it cannot parse; an `error` line in its place makes it throw, in order.
+    const checked = (line: string): string => {
+      try {
+        if (line.trim()) JSON.parse(line);
+        return line;
+      } catch {
+        return JSON.stringify({ error: `malformed chunk from the server: ${line.slice(0, 200)}` });
+      }
     };
     const body = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
@@ -67,11 +74,11 @@ const ollamaFetch =
           pending += decoder.decode(chunk, { stream: true });
           const lines = pending.split('\n');
           pending = lines.pop() ?? '';
-          lines.forEach(check);
-          controller.enqueue(chunk);
+          for (const line of lines) controller.enqueue(encoder.encode(`${checked(line)}\n`));
         },
-        flush() {
-          check(pending + decoder.decode());
+        flush(controller) {
+          pending += decoder.decode();
+          if (pending) controller.enqueue(encoder.encode(checked(pending)));
         },
       }),
     );
