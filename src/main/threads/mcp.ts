@@ -1,0 +1,403 @@
+import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import type { LoadedConfig, ResolvedServer } from '../config/load.ts';
+import { NifflerError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { nifflerPaths, type Env } from '../paths.ts';
+import type {
+  McpCalls,
+  McpElicitation,
+  McpElicitationAnswer,
+  McpEvent,
+  McpLogLevel,
+  McpPromptInfo,
+  McpResourceInfo,
+  McpSamplingAnswer,
+  McpSamplingParams,
+  McpServerSpec,
+  McpServerStatus,
+  McpToolInfo,
+  McpWorkerData,
+} from '../../workers/protocol/mcp.ts';
+import type { ToolResult } from '../../workers/protocol/tool-result.ts';
+import { startWorker } from './entry.ts';
+import { RpcChannel, type RpcProgress } from './rpc.ts';
+
+/** Converts a resolved config entry to what the MCP worker runs. */
+export const toServerSpec = (server: ResolvedServer): McpServerSpec => {
+  const d = server.definition;
+  return {
+    name: server.name,
+    displayName: server.displayName,
+    transport: server.transport,
+    ...(d.command !== undefined ? { command: d.command } : {}),
+    ...(d.args ? { args: [...d.args] } : {}),
+    ...(d.env ? { env: { ...d.env } } : {}),
+    ...(d.workingDir !== undefined ? { workingDir: d.workingDir } : {}),
+    ...(d.url !== undefined ? { url: d.url } : {}),
+    ...(d.headers ? { headers: { ...d.headers } } : {}),
+    timeoutMs: server.timeoutMs,
+    startupTimeoutMs: server.startupTimeoutMs,
+    maxConcurrency: server.maxConcurrency,
+    autoStart: server.autoStart,
+    ...(d.includeTools ? { includeTools: [...d.includeTools] } : {}),
+    ...(d.excludeTools ? { excludeTools: [...d.excludeTools] } : {}),
+    gate: !server.enabled
+      ? 'disabled'
+      : server.trust === 'new' || server.trust === 'changed'
+        ? 'untrusted'
+        : 'startable',
+  };
+};
+
+/** The MCP worker's `workerData` for a loaded configuration (paths from `paths.ts`). */
+export const mcpWorkerData = (loaded: LoadedConfig, env: Env = process.env): McpWorkerData => {
+  const paths = nifflerPaths(loaded.root, env);
+  return {
+    servers: loaded.servers.map(toServerSpec),
+    root: loaded.root,
+    roots: [
+      loaded.root,
+      ...loaded.config.tools.allowedPaths.map((p) => path.resolve(loaded.root, p)),
+    ],
+    logsDir: paths.mcpLogsDir,
+    outputsDir: paths.outputsDir,
+    logLevel: loaded.config.mcp.logLevel,
+    maxOutputChars: loaded.config.tools.output.maxChars,
+  };
+};
+
+/** Push events of the host (replies are consumed by the RPC layer). */
+export type McpHostEvent =
+  | Extract<
+      McpEvent,
+      { type: 'status' | 'tools-changed' | 'prompts-changed' | 'resources-changed' }
+    >
+  | { type: 'worker-exit'; error: NifflerError; restarting: boolean };
+
+export type ElicitationHandler = (request: {
+  server: string;
+  elicitation: McpElicitation;
+}) => Promise<McpElicitationAnswer>;
+export type SamplingHandler = (request: {
+  server: string;
+  params: McpSamplingParams;
+}) => Promise<McpSamplingAnswer>;
+
+export interface McpHostOptions {
+  logger?: Logger;
+  /** Default timeout of non-call requests (status, start…); default 60 s. */
+  requestTimeoutMs?: number;
+  /** Respawn the worker when it dies after start-up; default true. */
+  respawn?: boolean;
+}
+
+export interface CallToolOptions {
+  signal?: AbortSignal;
+  onProgress?: (progress: RpcProgress) => void;
+}
+
+const NO_UI = 'no user interface is attached to answer it';
+
+/**
+ * Owns the MCP worker thread: typed requests, push events, server-initiated elicitation and
+ * sampling (declined with a reason when no handler answers), respawn on a crash, and `close()`
+ * that leaves no server process behind. Start it with `McpHost.start(data)`.
+ */
+export class McpHost {
+  private worker!: Worker;
+  private rpc!: RpcChannel<McpCalls>;
+  private readonly listeners = new Set<(event: McpHostEvent) => void>();
+  private readonly statuses = new Map<string, McpServerStatus>();
+  private readonly pids = new Map<string, number>();
+  private elicitation: ElicitationHandler | undefined;
+  private sampling: SamplingHandler | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly onProcessExit = () => this.killServers('SIGKILL');
+
+  private constructor(
+    private data: McpWorkerData,
+    private readonly options: McpHostOptions,
+  ) {}
+
+  /** Starts the worker; resolves once it runs (servers keep starting in the background). */
+  static async start(data: McpWorkerData, options: McpHostOptions = {}): Promise<McpHost> {
+    const host = new McpHost(data, options);
+    await host.spawn();
+    process.on('exit', host.onProcessExit);
+    return host;
+  }
+
+  /** Subscribes to push events; returns the unsubscribe function. */
+  on(listener: (event: McpHostEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Who answers `elicitation/create`; without one, requests are declined with a reason. */
+  setElicitationHandler(handler: ElicitationHandler | undefined): void {
+    this.elicitation = handler;
+  }
+
+  /** Who answers `sampling/createMessage`; without one, requests are declined with a reason. */
+  setSamplingHandler(handler: SamplingHandler | undefined): void {
+    this.sampling = handler;
+  }
+
+  /** Last status pushed by each server (no round trip); `status()` asks the worker. */
+  cachedStatus(server: string): McpServerStatus | undefined {
+    return this.statuses.get(server);
+  }
+
+  status(): Promise<McpServerStatus[]> {
+    return this.rpc.request('status', {});
+  }
+
+  listTools(): Promise<McpToolInfo[]> {
+    return this.rpc.request('list-tools', {});
+  }
+
+  listPrompts(): Promise<McpPromptInfo[]> {
+    return this.rpc.request('list-prompts', {});
+  }
+
+  listResources(): Promise<McpResourceInfo[]> {
+    return this.rpc.request('list-resources', {});
+  }
+
+  readResource(server: string, uri: string, signal?: AbortSignal): Promise<ToolResult> {
+    return this.rpc.request('read-resource', { server, uri }, signal ? { signal } : {});
+  }
+
+  getPrompt(
+    server: string,
+    prompt: string,
+    args: Record<string, string> = {},
+  ): Promise<ToolResult> {
+    return this.rpc.request('get-prompt', { server, prompt, args });
+  }
+
+  /**
+   * Calls a tool by its model-facing name (`server__tool`). Never rejects: timeouts, cancellation,
+   * crashed servers and a dead worker all come back as `{ ok: false, error }`.
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: CallToolOptions = {},
+  ): Promise<ToolResult> {
+    try {
+      // The worker enforces the server's timeout (reset by progress) and always replies.
+      return await this.rpc.request(
+        'call-tool',
+        { name, args },
+        {
+          timeoutMs: 0,
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        },
+      );
+    } catch (error) {
+      const e = error instanceof NifflerError ? error : new NifflerError('internal', String(error));
+      const code =
+        e.code === 'canceled'
+          ? 'canceled'
+          : e.code === 'worker-exited'
+            ? 'server-crashed'
+            : 'internal';
+      return { ok: false, error: { code, message: e.message } };
+    }
+  }
+
+  startServer(server: string): Promise<McpServerStatus> {
+    return this.rpc.request('start', { server });
+  }
+
+  stopServer(server: string): Promise<McpServerStatus> {
+    return this.rpc.request('stop', { server });
+  }
+
+  restartServer(server: string): Promise<McpServerStatus> {
+    return this.rpc.request('restart', { server });
+  }
+
+  /** Config reload: servers whose definition changed restart, new ones start, removed ones stop. */
+  async updateServers(servers: McpServerSpec[]): Promise<McpCalls['update-servers']['result']> {
+    this.data = { ...this.data, servers };
+    const result = await this.rpc.request('update-servers', { servers });
+    for (const name of this.statuses.keys())
+      if (!servers.some((s) => s.name === name)) this.statuses.delete(name);
+    return result;
+  }
+
+  /** New roots (workspace root plus allowed paths); servers get `roots/list_changed`. */
+  setRoots(roots: string[]): Promise<{ notified: string[] }> {
+    this.data = { ...this.data, roots };
+    return this.rpc.request('set-roots', { roots });
+  }
+
+  setLogLevel(level: McpLogLevel): Promise<object> {
+    this.data = { ...this.data, logLevel: level };
+    return this.rpc.request('set-log-level', { level });
+  }
+
+  /**
+   * Resolves with the first status of `server` that satisfies `test` (the current one counts);
+   * rejects when `signal` aborts.
+   */
+  waitForStatus(
+    server: string,
+    test: (status: McpServerStatus) => boolean,
+    signal?: AbortSignal,
+  ): Promise<McpServerStatus> {
+    const current = this.statuses.get(server);
+    if (current && test(current)) return Promise.resolve(current);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        off();
+        reject(new NifflerError('canceled', `stopped waiting for server "${server}"`));
+      };
+      const off = this.on((event) => {
+        if (event.type !== 'status' || event.status.name !== server || !test(event.status)) return;
+        off();
+        signal?.removeEventListener('abort', onAbort);
+        resolve(event.status);
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Stops every server (process groups ended) and the worker. Safe to call twice. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    try {
+      await this.rpc.request('shutdown', {}, { timeoutMs: 15_000 });
+      const timer = setTimeout(() => void this.worker.terminate(), 5_000);
+      await exited;
+      clearTimeout(timer);
+    } catch {
+      // The worker is gone or stuck: end it and the servers it leaves behind ourselves.
+      await this.worker.terminate();
+    }
+    this.killServers('SIGKILL');
+    process.off('exit', this.onProcessExit);
+  }
+
+  private spawn(): Promise<void> {
+    const worker = startWorker('mcp', { workerData: this.data });
+    this.worker = worker;
+    this.rpc = new RpcChannel<McpCalls>(worker, this.options.requestTimeoutMs);
+    return new Promise<void>((resolve, reject) => {
+      let ready = false;
+      worker.on('message', (event: McpEvent) => {
+        if (event.type === 'ready') {
+          ready = true;
+          resolve();
+          return;
+        }
+        this.receive(event);
+      });
+      worker.on('error', (error) =>
+        this.options.logger?.error('mcp worker error', {
+          error: error.message,
+          stack: error.stack,
+        }),
+      );
+      worker.once('exit', (code) => {
+        const error = new NifflerError('worker-exited', `the MCP worker exited with code ${code}`, {
+          code,
+        });
+        this.rpc.rejectAll(error);
+        if (!ready) return reject(error);
+        if (this.closing) return;
+        this.killServers('SIGTERM');
+        const restarting = this.options.respawn !== false;
+        this.emit({ type: 'worker-exit', error, restarting });
+        this.options.logger?.error('mcp worker exited', { code, restarting });
+        if (restarting)
+          this.spawn().catch((e: unknown) =>
+            this.emit({ type: 'worker-exit', error: e as NifflerError, restarting: false }),
+          );
+      });
+    });
+  }
+
+  private receive(event: McpEvent): void {
+    if (this.rpc.handle(event)) return;
+    switch (event.type) {
+      case 'ready':
+      case 'result':
+      case 'error':
+      case 'progress':
+        return;
+      case 'status':
+        this.statuses.set(event.status.name, event.status);
+        if (event.status.pid !== null) this.pids.set(event.status.name, event.status.pid);
+        else this.pids.delete(event.status.name);
+        this.emit(event);
+        return;
+      case 'tools-changed':
+      case 'prompts-changed':
+      case 'resources-changed':
+        this.emit(event);
+        return;
+      case 'log':
+        this.options.logger?.[event.level](event.msg, { scope: 'mcp', ...event.data });
+        return;
+      case 'elicitation-request':
+        this.answer(
+          event.requestId,
+          'elicitation-answer',
+          async () =>
+            this.elicitation
+              ? this.elicitation({ server: event.server, elicitation: event.elicitation })
+              : { action: 'decline', reason: `elicitation declined: ${NO_UI}` },
+          (reason) => ({ action: 'decline', reason }),
+        );
+        return;
+      case 'sampling-request':
+        this.answer(
+          event.requestId,
+          'sampling-answer',
+          async () =>
+            this.sampling
+              ? this.sampling({ server: event.server, params: event.params })
+              : { ok: false, reason: `sampling is not available: ${NO_UI}` },
+          (reason) => ({ ok: false, reason }),
+        );
+        return;
+    }
+  }
+
+  private answer<A>(
+    requestId: number,
+    type: 'elicitation-answer' | 'sampling-answer',
+    produce: () => Promise<A>,
+    onError: (reason: string) => A,
+  ): void {
+    produce()
+      .catch((error: unknown) => onError(`the handler failed: ${(error as Error).message}`))
+      .then((answer) => this.worker.postMessage({ type, requestId, answer }))
+      .catch(() => undefined); // the worker may be gone; its request died with it
+  }
+
+  private emit(event: McpHostEvent): void {
+    for (const listener of [...this.listeners]) listener(event);
+  }
+
+  /** Ends the process groups of servers the worker reported (for a worker that died or hung). */
+  private killServers(signal: NodeJS.Signals): void {
+    for (const pid of this.pids.values())
+      try {
+        process.kill(-pid, signal);
+      } catch {
+        // ESRCH: already gone, the normal case after a clean shutdown.
+      }
+    this.pids.clear();
+  }
+}

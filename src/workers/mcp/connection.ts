@@ -1,0 +1,428 @@
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  McpLogLevel,
+  McpServerSpec,
+  McpServerState,
+  McpServerStatus,
+  McpTransportKind,
+} from '../protocol/mcp.ts';
+import type { ToolResult } from '../protocol/tool-result.ts';
+import { RestartPolicy, type Health } from './backoff.ts';
+import { callTool, type CallOptions } from './call.ts';
+import { listCatalog, listPart, type Catalog, type CatalogPart } from './catalog.ts';
+import {
+  CLIENT_CAPABILITIES,
+  CLIENT_INFO,
+  installClientHandlers,
+  type ClientSide,
+} from './client-handlers.ts';
+import { Limiter } from './limiter.ts';
+import { logFileName, RotatingLog } from './logs.ts';
+import { ServerStats } from './metrics.ts';
+import { isToolIncluded } from './naming.ts';
+import { ProcessTransport } from './process-transport.ts';
+import { createTransport, shouldFallBackToSse } from './transports.ts';
+
+/** What a connection needs from the manager around it. */
+export interface ConnectionContext {
+  root: string;
+  logsDir: string;
+  outputsDir: string;
+  maxOutputChars: number;
+  maxLogBytes: number;
+  logLevel: () => McpLogLevel;
+  health: Health;
+  side: (server: string) => Omit<ClientSide, 'listChanged' | 'serverLog'>;
+  /** The status, or one part of the catalog, changed. */
+  changed: (connection: ServerConnection, what: 'status' | CatalogPart) => void;
+  log: (
+    level: 'debug' | 'info' | 'warn' | 'error',
+    msg: string,
+    data?: Record<string, unknown>,
+  ) => void;
+}
+
+const EMPTY: Catalog = { tools: [], prompts: [], resources: [] };
+const REFRESH_DEBOUNCE_MS = 50;
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+const abortable = <T>(promise: Promise<T>, signal: AbortSignal): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+
+/**
+ * One MCP server: its SDK `Client` and transport, the state machine
+ * (stopped → starting → ready → degraded → failed), restarts with backoff, the health ping,
+ * the catalog (refreshed on `list_changed`), the call queue and the metrics.
+ */
+export class ServerConnection {
+  state: McpServerState;
+  catalog: Catalog = EMPTY;
+  client: Client | undefined;
+  readonly limiter: Limiter;
+  readonly stats = new ServerStats();
+  readonly log: RotatingLog;
+  /** Why the last connection ended, worded to follow `server "x" `. */
+  dropReason = 'closed the connection';
+  private transport: Transport | undefined;
+  private kind: McpTransportKind;
+  private generation = 0;
+  private pid: number | null = null;
+  private startedAt: number | null = null;
+  private restarts = 0;
+  private lastError: { message: string; at: number } | null = null;
+  private nextRestartAt: number | null = null;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private pingTimer: NodeJS.Timeout | undefined;
+  private readonly refreshTimers = new Map<CatalogPart, NodeJS.Timeout>();
+  private readonly policy: RestartPolicy;
+  private attempt: Promise<void> | undefined;
+  private stderrTail: string[] = [];
+
+  constructor(
+    public spec: McpServerSpec,
+    private readonly ctx: ConnectionContext,
+  ) {
+    this.state = gateState(spec) ?? 'stopped';
+    this.kind = spec.transport;
+    this.limiter = new Limiter(spec.maxConcurrency);
+    this.policy = new RestartPolicy(ctx.health);
+    this.log = new RotatingLog(path.join(ctx.logsDir, logFileName(spec.name)), ctx.maxLogBytes);
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  /** Tools after `includeTools` / `excludeTools`. */
+  get tools() {
+    return this.catalog.tools.filter((t) =>
+      isToolIncluded(t.name, this.spec.includeTools, this.spec.excludeTools),
+    );
+  }
+
+  status(): McpServerStatus {
+    const info = this.client?.getServerVersion();
+    return {
+      name: this.spec.name,
+      displayName: this.spec.displayName,
+      transport: this.kind,
+      state: this.state,
+      pid: this.pid,
+      startedAt: this.startedAt,
+      restarts: this.restarts,
+      lastError: this.lastError,
+      nextRestartAt: this.nextRestartAt,
+      inFlight: this.limiter.inFlight,
+      queued: this.limiter.queued,
+      tools: this.tools.length,
+      prompts: this.catalog.prompts.length,
+      resources: this.catalog.resources.length,
+      serverInfo: info ? { name: info.name, version: info.version } : null,
+      instructions: this.client?.getInstructions() ?? null,
+      ...this.stats.total.snapshot(),
+      toolMetrics: this.stats.tools(),
+      logFile: this.log.file,
+    };
+  }
+
+  /** Starts (or, by hand, restarts a failed server); resolves once this attempt has settled. */
+  async start(byHand: boolean): Promise<void> {
+    const gated = gateState(this.spec);
+    if (gated) return this.setState(gated);
+    if (byHand) this.policy.reset();
+    if (this.state === 'ready') return;
+    if (this.state === 'starting' && this.attempt) return this.attempt;
+    await this.connect();
+  }
+
+  async stop(state: McpServerState = gateState(this.spec) ?? 'stopped'): Promise<void> {
+    this.generation++;
+    this.clearTimers();
+    this.dropReason = 'was stopped';
+    this.state = state;
+    this.limiter.rejectAll(new Error(`server "${this.name}" was stopped`));
+    await this.teardown();
+    this.catalog = EMPTY;
+    this.ctx.changed(this, 'status');
+    this.ctx.changed(this, 'tools');
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    this.restarts++;
+    await this.start(true);
+  }
+
+  /** Runs one tool call: waits for a start in progress, queues for a slot, maps every failure. */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    options: CallOptions,
+  ): Promise<ToolResult> {
+    if (this.state === 'starting' && this.attempt)
+      await abortable(this.attempt, options.signal).catch(() => undefined);
+    return callTool(this, tool, args, options, this.ctx);
+  }
+
+  /** Tells the server its roots changed (`notifications/roots/list_changed`). */
+  async rootsChanged(): Promise<boolean> {
+    if (this.state !== 'ready' || !this.client) return false;
+    await this.client.sendRootsListChanged();
+    return true;
+  }
+
+  async setLogLevel(level: McpLogLevel): Promise<void> {
+    if (this.state === 'ready' && this.client?.getServerCapabilities()?.logging)
+      await this.client.setLoggingLevel(level);
+  }
+
+  /** Words a lost connection for a call that was in flight. */
+  describeLoss(method: string): string {
+    const then =
+      this.state === 'failed'
+        ? `; it failed ${this.ctx.health.maxFailures} times within ${seconds(this.ctx.health.failureWindowMs)} and stays stopped until started by hand (niffler mcp start ${this.name})`
+        : this.state === 'stopped'
+          ? ''
+          : '; restarting';
+    return `server "${this.name}" ${this.dropReason} during ${method}${then}`;
+  }
+
+  private setState(state: McpServerState): void {
+    this.state = state;
+    this.ctx.changed(this, 'status');
+  }
+
+  private connect(): Promise<void> {
+    const gen = ++this.generation;
+    this.clearTimers();
+    this.nextRestartAt = null;
+    if (this.state !== 'degraded') this.state = 'starting';
+    this.ctx.changed(this, 'status');
+    const attempt = this.attemptStart(gen);
+    this.attempt = attempt;
+    return attempt;
+  }
+
+  private async attemptStart(gen: number): Promise<void> {
+    const timeout = new AbortController();
+    const ms = this.spec.startupTimeoutMs;
+    const timer = setTimeout(
+      () => timeout.abort(new Error(`did not start within ${seconds(ms)} (startupTimeout)`)),
+      ms,
+    );
+    try {
+      await this.open(gen, timeout.signal);
+    } catch (error) {
+      if (gen !== this.generation) return;
+      const reason = timeout.signal.aborted
+        ? (timeout.signal.reason as Error).message
+        : this.describeStartFailure(error);
+      this.generation++;
+      await this.teardown();
+      this.failed(`server "${this.name}" ${reason}`);
+      return;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (gen !== this.generation) return;
+    this.state = 'ready';
+    this.startedAt = Date.now();
+    this.startPing(gen);
+    this.ctx.log('info', 'server ready', {
+      server: this.name,
+      tools: this.tools.length,
+      pid: this.pid,
+    });
+    this.ctx.changed(this, 'status');
+    this.ctx.changed(this, 'tools');
+  }
+
+  private async open(gen: number, signal: AbortSignal): Promise<void> {
+    try {
+      await this.openWith(this.spec.transport, gen, signal);
+    } catch (error) {
+      if (this.spec.transport !== 'http' || signal.aborted || !shouldFallBackToSse(error))
+        throw error;
+      this.log.write(
+        'niffler',
+        `Streamable HTTP refused (${(error as Error).message}); trying SSE`,
+      );
+      await this.teardown();
+      await this.openWith('sse', gen, signal);
+    }
+  }
+
+  private async openWith(kind: McpTransportKind, gen: number, signal: AbortSignal): Promise<void> {
+    if (gen !== this.generation) throw new Error('stopped while starting');
+    const client = new Client(CLIENT_INFO, { capabilities: CLIENT_CAPABILITIES });
+    installClientHandlers(client, {
+      ...this.ctx.side(this.name),
+      serverLog: (level, logger, data) =>
+        this.log.write(
+          `log:${level}${logger ? `:${logger}` : ''}`,
+          typeof data === 'string' ? data : JSON.stringify(data),
+        ),
+      listChanged: (part) => this.scheduleRefresh(part, gen),
+    });
+    this.stderrTail = [];
+    const transport = createTransport(this.spec, kind, {
+      root: this.ctx.root,
+      killGraceMs: this.ctx.health.killGraceMs,
+      onStderr: (text) => {
+        this.log.write('stderr', text);
+        this.stderrTail = [...this.stderrTail, ...text.split('\n').filter((l) => l.trim())].slice(
+          -5,
+        );
+      },
+      onNoise: (line) =>
+        this.log.write('warning', `ignored non-protocol output on stdout: ${line.slice(0, 2000)}`),
+    });
+    this.client = client;
+    this.transport = transport;
+    this.kind = kind;
+    client.onclose = () => this.lost(gen, this.describeExit());
+    client.onerror = (error) => this.log.write('niffler', `transport error: ${error.message}`);
+    await abortable(
+      client.connect(transport, { signal, timeout: this.spec.startupTimeoutMs }),
+      signal,
+    );
+    this.pid = transport instanceof ProcessTransport ? transport.pid : null;
+    if (client.getServerCapabilities()?.logging)
+      await client
+        .setLoggingLevel(this.ctx.logLevel(), { signal })
+        .catch((error: unknown) =>
+          this.log.write('niffler', `logging/setLevel failed: ${(error as Error).message}`),
+        );
+    this.catalog = await abortable(listCatalog(client, signal), signal);
+  }
+
+  /** The connection of generation `gen` ended by itself (exit, drop, hang). */
+  private lost(gen: number, reason: string): void {
+    if (gen !== this.generation || this.state !== 'ready') return;
+    this.generation++;
+    this.dropReason = reason;
+    const delay = this.policy.next(Date.now());
+    this.lastError = { message: `server "${this.name}" ${reason}`, at: Date.now() };
+    this.state = delay === null ? 'failed' : 'degraded';
+    this.limiter.rejectAll(new Error(this.describeLoss('tools/call')));
+    this.ctx.log('warn', 'server lost', { server: this.name, reason });
+    this.clearTimers();
+    this.ctx.changed(this, 'status');
+    void this.teardown().then(() => this.schedule(delay, this.generation));
+  }
+
+  private failed(message: string): void {
+    this.lastError = { message, at: Date.now() };
+    this.log.write('niffler', message);
+    this.ctx.log('warn', 'server failed to start', { server: this.name, message });
+    const delay = this.policy.next(Date.now());
+    if (delay === null) this.state = 'failed';
+    this.schedule(delay, this.generation);
+    this.ctx.changed(this, 'status');
+  }
+
+  private schedule(delay: number | null, gen: number): void {
+    if (delay === null || gen !== this.generation) return;
+    this.nextRestartAt = Date.now() + delay;
+    this.restartTimer = setTimeout(() => {
+      this.restarts++;
+      void this.connect();
+    }, delay);
+  }
+
+  private describeExit(): string {
+    const exit = this.transport instanceof ProcessTransport ? this.transport.exit : undefined;
+    if (!exit) return this.kind === 'stdio' ? 'closed its stdout' : 'closed the connection';
+    return exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  }
+
+  private describeStartFailure(error: unknown): string {
+    const exit = this.transport instanceof ProcessTransport ? this.transport.exit : undefined;
+    const tail = this.stderrTail.length ? `: ${this.stderrTail.join(' | ')}` : '';
+    if (exit) return `${this.describeExit()} during start-up${tail}`;
+    return `failed to start: ${(error as Error).message ?? String(error)}${tail}`;
+  }
+
+  private startPing(gen: number): void {
+    const { pingIntervalMs, pingTimeoutMs } = this.ctx.health;
+    let busy = false;
+    this.pingTimer = setInterval(() => {
+      if (busy || !this.client) return;
+      busy = true;
+      this.client
+        .ping({ timeout: pingTimeoutMs })
+        .catch((error: unknown) => {
+          // A JSON-RPC error reply (say, -32601) means the server is alive; a timeout, a closed
+          // connection or a network error means it is not.
+          const code = error instanceof McpError ? (error.code as number) : undefined;
+          const alive =
+            code !== undefined &&
+            code !== (ErrorCode.RequestTimeout as number) &&
+            code !== (ErrorCode.ConnectionClosed as number);
+          if (alive) return;
+          this.lost(
+            gen,
+            code === (ErrorCode.RequestTimeout as number)
+              ? `stopped answering (no reply to ping within ${seconds(pingTimeoutMs)})`
+              : `stopped answering (ping failed: ${(error as Error).message})`,
+          );
+        })
+        .finally(() => (busy = false));
+    }, pingIntervalMs);
+  }
+
+  private scheduleRefresh(part: CatalogPart, gen: number): void {
+    clearTimeout(this.refreshTimers.get(part));
+    this.refreshTimers.set(
+      part,
+      setTimeout(() => {
+        this.refreshTimers.delete(part);
+        const client = this.client;
+        if (gen !== this.generation || !client) return;
+        listPart(client, part)
+          .then((items) => {
+            if (gen !== this.generation) return;
+            this.catalog = { ...this.catalog, [part]: items };
+            this.ctx.changed(this, part);
+            this.ctx.changed(this, 'status');
+          })
+          .catch((error: unknown) =>
+            this.log.write('niffler', `refreshing ${part} failed: ${(error as Error).message}`),
+          );
+      }, REFRESH_DEBOUNCE_MS),
+    );
+  }
+
+  private clearTimers(): void {
+    clearTimeout(this.restartTimer);
+    clearInterval(this.pingTimer);
+    for (const timer of this.refreshTimers.values()) clearTimeout(timer);
+    this.refreshTimers.clear();
+    this.restartTimer = this.pingTimer = undefined;
+    this.nextRestartAt = null;
+  }
+
+  private async teardown(): Promise<void> {
+    const { client, transport } = this;
+    this.client = this.transport = undefined;
+    this.pid = null;
+    this.startedAt = null;
+    try {
+      if (client) await client.close();
+      else await transport?.close();
+    } catch (error) {
+      this.log.write('niffler', `closing failed: ${(error as Error).message}`);
+    }
+  }
+}
+
+const gateState = (spec: McpServerSpec): McpServerState | undefined =>
+  spec.gate === 'disabled' ? 'disabled' : spec.gate === 'untrusted' ? 'untrusted' : undefined;

@@ -1,0 +1,72 @@
+import { NifflerAbort } from './errors.ts';
+
+interface Waiter {
+  resolve: () => void;
+  reject: (error: unknown) => void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+/** A FIFO semaphore: at most `limit` holders; waiters leave the queue when their signal aborts. */
+export class Limiter {
+  private active = 0;
+  private readonly queue: Waiter[] = [];
+
+  constructor(private limit: number) {}
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  setLimit(limit: number): void {
+    this.limit = Math.max(1, limit);
+    this.drain();
+  }
+
+  /** Resolves once a slot is held; call `release` exactly once afterwards. */
+  acquire(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(new NifflerAbort());
+    if (this.active < this.limit && this.queue.length === 0) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject, ...(signal ? { signal } : {}) };
+      if (signal) {
+        waiter.onAbort = () => {
+          const at = this.queue.indexOf(waiter);
+          if (at >= 0) this.queue.splice(at, 1);
+          reject(new NifflerAbort());
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.queue.push(waiter);
+    });
+  }
+
+  release(): void {
+    this.active--;
+    this.drain();
+  }
+
+  /** Rejects every waiter (server stopped or crashed). */
+  rejectAll(error: unknown): void {
+    for (const waiter of this.queue.splice(0)) {
+      if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      waiter.reject(error);
+    }
+  }
+
+  private drain(): void {
+    while (this.active < this.limit && this.queue.length > 0) {
+      const waiter = this.queue.shift()!;
+      if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      this.active++;
+      waiter.resolve();
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import { appendFileSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+const GENERATIONS = 3;
+
+/**
+ * A server's log file (`<logsDir>/<server>.log`): stderr lines, protocol warnings and the server's
+ * `notifications/message`, capped at `maxBytes` and rotated to `.1`…`.3`. Writing never throws.
+ */
+export class RotatingLog {
+  private size = -1;
+
+  constructor(
+    readonly file: string,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** Appends one line per line of `text`, each prefixed with time and `source`. */
+  write(source: string, text: string): void {
+    const time = new Date().toISOString();
+    const lines = text
+      .replace(/\r?\n$/, '')
+      .split(/\r?\n/)
+      .map((line) => `${time} [${source}] ${line}\n`)
+      .join('');
+    try {
+      if (this.size < 0) {
+        mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+        this.size = Math.max(0, statSize(this.file));
+      }
+      if (this.size + lines.length > this.maxBytes && this.size > 0) this.rotate();
+      appendFileSync(this.file, lines, { mode: 0o600 });
+      this.size += Buffer.byteLength(lines);
+    } catch {
+      // A full disk or a removed directory must not take the worker down; the next write retries.
+      this.size = -1;
+    }
+  }
+
+  private rotate(): void {
+    rmSync(`${this.file}.${GENERATIONS}`, { force: true });
+    for (let n = GENERATIONS - 1; n >= 1; n--)
+      if (statSize(`${this.file}.${n}`) >= 0)
+        renameSync(`${this.file}.${n}`, `${this.file}.${n + 1}`);
+    renameSync(this.file, `${this.file}.1`);
+    this.size = 0;
+  }
+}
+
+const statSize = (file: string): number => {
+  try {
+    return statSync(file).size;
+  } catch {
+    return -1;
+  }
+};
+
+/** A file name for a server's log: its name with anything unsafe replaced. */
+export const logFileName = (server: string): string =>
+  `${server.replace(/[^a-zA-Z0-9._-]/g, '_')}.log`;

@@ -1,0 +1,310 @@
+import type {
+  McpEvent,
+  McpLogLevel,
+  McpPromptInfo,
+  McpResourceInfo,
+  McpServerSpec,
+  McpServerStatus,
+  McpToolInfo,
+  McpWorkerData,
+  McpCalls,
+} from '../protocol/mcp.ts';
+import type { ToolResult } from '../protocol/tool-result.ts';
+import { withDefaults } from './backoff.ts';
+import type { CallOptions } from './call.ts';
+import type { ClientSide } from './client-handlers.ts';
+import { ServerConnection, type ConnectionContext } from './connection.ts';
+import { WorkerError } from './errors.ts';
+import { assignToolNames, modelName, type NameTable } from './naming.ts';
+import { signalGroup } from './process-transport.ts';
+import { readResource, getPrompt } from './extras.ts';
+
+type Side = Omit<ClientSide, 'listChanged' | 'serverLog' | 'roots'>;
+
+/** A stable text of a spec, to tell a changed definition from an unchanged one. */
+const specKey = (spec: McpServerSpec): string =>
+  JSON.stringify(spec, (_key, value: unknown) =>
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : value,
+  );
+
+const isRunning = (state: McpServerStatus['state']) =>
+  state === 'starting' || state === 'ready' || state === 'degraded' || state === 'failed';
+
+/**
+ * Every server connection of the workspace: the `server__tool` name table over all of them,
+ * config reloads, roots and log level, and the events the engine sees.
+ */
+export class McpManager {
+  private readonly connections = new Map<string, ServerConnection>();
+  private names: NameTable = { toModel: new Map(), fromModel: new Map() };
+  private roots: string[];
+  private logLevel: McpLogLevel;
+  private readonly ctx: ConnectionContext;
+
+  constructor(
+    data: McpWorkerData,
+    private readonly emit: (event: McpEvent) => void,
+    side: (server: string) => Side,
+  ) {
+    this.roots = data.roots.length ? data.roots : [data.root];
+    this.logLevel = data.logLevel;
+    this.ctx = {
+      root: data.root,
+      logsDir: data.logsDir,
+      outputsDir: data.outputsDir,
+      maxOutputChars: data.maxOutputChars ?? 30_000,
+      maxLogBytes: data.maxLogBytes ?? 1024 * 1024,
+      logLevel: () => this.logLevel,
+      health: withDefaults(data.health),
+      side: (server) => ({ ...side(server), roots: () => this.roots }),
+      changed: (connection, what) => this.changed(connection, what),
+      log: (level, msg, fields) =>
+        this.emit({ type: 'log', level, msg, ...(fields ? { data: fields } : {}) }),
+    };
+    for (const spec of data.servers)
+      this.connections.set(spec.name, new ServerConnection(spec, this.ctx));
+  }
+
+  /** Starts every startable auto-start server without waiting for them. */
+  startAll(): void {
+    for (const conn of this.connections.values())
+      if (conn.spec.gate === 'startable' && conn.spec.autoStart) void conn.start(false);
+  }
+
+  status(): McpServerStatus[] {
+    return [...this.connections.values()].map((c) => c.status());
+  }
+
+  listTools(): McpToolInfo[] {
+    return [...this.connections.values()].flatMap((c) => this.toolsOf(c));
+  }
+
+  listPrompts(): McpPromptInfo[] {
+    return [...this.connections.values()].flatMap((c) =>
+      c.catalog.prompts.map((p) => ({
+        server: c.name,
+        name: p.name,
+        ...(p.description ? { description: p.description } : {}),
+        ...(p.arguments ? { arguments: p.arguments.map((a) => ({ ...a })) } : {}),
+      })),
+    );
+  }
+
+  listResources(): McpResourceInfo[] {
+    return [...this.connections.values()].flatMap((c) =>
+      c.catalog.resources.map((r) => ({
+        server: c.name,
+        uri: r.uri,
+        name: r.name,
+        ...(r.description ? { description: r.description } : {}),
+        ...(r.mimeType ? { mimeType: r.mimeType } : {}),
+      })),
+    );
+  }
+
+  /** Calls a tool by its model-facing name; an unknown name is a `not-found` result. */
+  callTool(name: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
+    const ref = this.names.fromModel.get(name);
+    const conn = ref && this.connections.get(ref.server);
+    if (!ref || !conn)
+      return Promise.resolve({
+        ok: false,
+        error: {
+          code: 'not-found',
+          message: `no MCP tool named "${name}"; the tools are: ${[...this.names.fromModel.keys()].slice(0, 50).join(', ') || 'none'}`,
+        },
+      });
+    return conn.call(ref.tool, args, options);
+  }
+
+  readResource(server: string, uri: string, signal: AbortSignal): Promise<ToolResult> {
+    return readResource(this.get(server), uri, signal, this.ctx);
+  }
+
+  getPrompt(server: string, prompt: string, args: Record<string, string>, signal: AbortSignal) {
+    return getPrompt(this.get(server), prompt, args, signal, this.ctx);
+  }
+
+  async start(server: string): Promise<McpServerStatus> {
+    const conn = this.get(server);
+    if (conn.spec.gate === 'disabled')
+      throw new WorkerError(
+        'usage',
+        `server "${server}" is disabled in the configuration; set enabled: true to start it`,
+        { server },
+      );
+    if (conn.spec.gate === 'untrusted')
+      throw new WorkerError(
+        'untrusted',
+        `server "${server}" comes from this repository, which is not trusted; review it and run niffler trust`,
+        { server },
+      );
+    await conn.start(true);
+    return conn.status();
+  }
+
+  async stop(server: string): Promise<McpServerStatus> {
+    const conn = this.get(server);
+    await conn.stop();
+    return conn.status();
+  }
+
+  async restart(server: string): Promise<McpServerStatus> {
+    const conn = this.get(server);
+    if (conn.spec.gate !== 'startable') return this.start(server);
+    await conn.restart();
+    return conn.status();
+  }
+
+  /** Applies a new set of specs: only what changed is touched. */
+  async updateServers(specs: McpServerSpec[]): Promise<McpCalls['update-servers']['result']> {
+    const result = {
+      started: [] as string[],
+      stopped: [] as string[],
+      restarted: [] as string[],
+      unchanged: [] as string[],
+    };
+    const next = new Map(specs.map((s) => [s.name, s]));
+    const work: Promise<void>[] = [];
+    for (const [name, conn] of this.connections)
+      if (!next.has(name)) {
+        result.stopped.push(name);
+        this.connections.delete(name);
+        work.push(conn.stop());
+      }
+    for (const spec of specs) {
+      const conn = this.connections.get(spec.name);
+      const wanted = spec.gate === 'startable';
+      if (!conn) {
+        const fresh = new ServerConnection(spec, this.ctx);
+        this.connections.set(spec.name, fresh);
+        if (wanted && spec.autoStart) {
+          result.started.push(spec.name);
+          void fresh.start(false);
+        } else this.changed(fresh, 'status');
+        continue;
+      }
+      if (specKey(conn.spec) === specKey(spec)) {
+        result.unchanged.push(spec.name);
+        continue;
+      }
+      const wasRunning = isRunning(conn.state);
+      conn.spec = spec;
+      conn.limiter.setLimit(spec.maxConcurrency);
+      if (wanted && (wasRunning || spec.autoStart)) {
+        result.restarted.push(spec.name);
+        work.push(conn.stop().then(() => void conn.start(true)));
+      } else {
+        result.stopped.push(spec.name);
+        work.push(conn.stop());
+      }
+    }
+    await Promise.all(work);
+    this.renameAll();
+    return result;
+  }
+
+  async setRoots(roots: string[]): Promise<string[]> {
+    this.roots = roots;
+    const notified = await Promise.all(
+      [...this.connections.values()].map(async (c) =>
+        (await c.rootsChanged().catch(() => false)) ? c.name : undefined,
+      ),
+    );
+    return notified.filter((n): n is string => n !== undefined);
+  }
+
+  async setLogLevel(level: McpLogLevel): Promise<void> {
+    this.logLevel = level;
+    await Promise.all(
+      [...this.connections.values()].map((c) => c.setLogLevel(level).catch(() => undefined)),
+    );
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.connections.values()].map((c) => c.stop()));
+  }
+
+  /** Last resort when the thread is going away: terminate every process group we still own. */
+  killAll(): void {
+    for (const conn of this.connections.values()) {
+      const pid = conn.status().pid;
+      if (pid !== null) signalGroup(pid, 'SIGTERM');
+    }
+  }
+
+  private get(server: string): ServerConnection {
+    const conn = this.connections.get(server);
+    if (!conn)
+      throw new WorkerError(
+        'mcp-not-found',
+        `no MCP server named "${server}"; configured: ${[...this.connections.keys()].join(', ') || 'none'}`,
+        { server },
+      );
+    return conn;
+  }
+
+  private toolsOf(conn: ServerConnection): McpToolInfo[] {
+    return conn.tools.flatMap((tool) => {
+      const name = modelName(this.names, { server: conn.name, tool: tool.name });
+      if (!name) return [];
+      return [
+        {
+          name,
+          server: conn.name,
+          tool: tool.name,
+          ...(tool.title ? { title: tool.title } : {}),
+          ...(tool.description ? { description: tool.description } : {}),
+          inputSchema: tool.inputSchema,
+          ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+          ...(tool.annotations ? { annotations: { ...tool.annotations } } : {}),
+        },
+      ];
+    });
+  }
+
+  /** Rebuilds the name table; returns the servers whose model-facing names changed. */
+  private renameAll(): Set<string> {
+    const before = this.names;
+    this.names = assignToolNames(
+      [...this.connections.values()].flatMap((c) =>
+        c.tools.map((t) => ({ server: c.name, tool: t.name })),
+      ),
+    );
+    const changed = new Set<string>();
+    for (const [key, name] of this.names.toModel)
+      if (before.toModel.get(key) !== name) changed.add(key.split('\u0000')[0]!);
+    for (const [key] of before.toModel)
+      if (!this.names.toModel.has(key)) changed.add(key.split('\u0000')[0]!);
+    return changed;
+  }
+
+  private changed(
+    conn: ServerConnection,
+    what: 'status' | 'tools' | 'prompts' | 'resources',
+  ): void {
+    switch (what) {
+      case 'status':
+        if (this.connections.get(conn.name) === conn)
+          this.emit({ type: 'status', status: conn.status() });
+        return;
+      case 'tools': {
+        const servers = this.renameAll();
+        servers.add(conn.name);
+        for (const server of servers) {
+          const c = this.connections.get(server);
+          this.emit({ type: 'tools-changed', server, tools: c ? this.toolsOf(c) : [] });
+        }
+        return;
+      }
+      case 'prompts':
+        this.emit({ type: 'prompts-changed', server: conn.name });
+        return;
+      case 'resources':
+        this.emit({ type: 'resources-changed', server: conn.name });
+        return;
+    }
+  }
+}

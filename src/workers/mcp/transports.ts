@@ -1,0 +1,76 @@
+import path from 'node:path';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
+import { ProcessTransport, safeEnvironment } from './process-transport.ts';
+
+/** What a transport reports back to its connection besides JSON-RPC. */
+export interface TransportHooks {
+  root: string;
+  killGraceMs: number;
+  onStderr: (text: string) => void;
+  onNoise: (line: string, error: unknown) => void;
+}
+
+/** `http(s)://` → `ws(s)://` for WebSocket servers configured with an HTTP URL. */
+export const toWebSocketUrl = (url: string): URL => {
+  const parsed = new URL(url);
+  if (parsed.protocol === 'http:') parsed.protocol = 'ws:';
+  if (parsed.protocol === 'https:') parsed.protocol = 'wss:';
+  return parsed;
+};
+
+const requestInit = (spec: McpServerSpec): RequestInit | undefined =>
+  spec.headers && Object.keys(spec.headers).length > 0 ? { headers: spec.headers } : undefined;
+
+/**
+ * Builds the SDK transport for one connection attempt. `kind` is the spec's transport, or `sse`
+ * when a Streamable HTTP attempt is falling back.
+ */
+export const createTransport = (
+  spec: McpServerSpec,
+  kind: McpTransportKind,
+  hooks: TransportHooks,
+): Transport => {
+  switch (kind) {
+    case 'stdio': {
+      if (!spec.command) throw new Error(`server "${spec.name}" has no command`);
+      return new ProcessTransport({
+        command: spec.command,
+        args: spec.args ?? [],
+        cwd: path.resolve(hooks.root, spec.workingDir ?? '.'),
+        env: safeEnvironment(spec.env),
+        killGraceMs: hooks.killGraceMs,
+        onStderr: hooks.onStderr,
+        onNoise: hooks.onNoise,
+      });
+    }
+    case 'http': {
+      const init = requestInit(spec);
+      return new StreamableHTTPClientTransport(new URL(requireUrl(spec)), {
+        ...(init ? { requestInit: init } : {}),
+      });
+    }
+    case 'sse': {
+      const init = requestInit(spec);
+      return new SSEClientTransport(new URL(requireUrl(spec)), {
+        ...(init ? { requestInit: init } : {}),
+      });
+    }
+    case 'ws':
+      return new WebSocketClientTransport(toWebSocketUrl(requireUrl(spec)));
+  }
+};
+
+const requireUrl = (spec: McpServerSpec): string => {
+  if (!spec.url) throw new Error(`server "${spec.name}" has no url`);
+  return spec.url;
+};
+
+/** True when a failed Streamable HTTP connect means "this server speaks the old SSE transport". */
+export const shouldFallBackToSse = (error: unknown): boolean => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && code >= 400 && code < 500 && code !== 401 && code !== 403;
+};

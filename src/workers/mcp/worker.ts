@@ -1,0 +1,129 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type {
+  McpElicitationAnswer,
+  McpEvent,
+  McpRequest,
+  McpSamplingAnswer,
+  McpWorkerData,
+} from '../protocol/mcp.ts';
+import { toWire } from '../protocol/wire-error.ts';
+import { McpManager } from './manager.ts';
+
+// The MCP worker thread: owns every MCP client; answers requests from main, pushes events.
+if (!parentPort) throw new Error('the MCP worker must run in a worker thread');
+const port = parentPort;
+const data = workerData as McpWorkerData;
+const post = (event: McpEvent) => port.postMessage(event);
+
+let nextAsk = 1;
+const asks = new Map<number, (answer: never) => void>();
+
+/** Sends a server's request to main and waits for its answer (or the server's cancellation). */
+const ask = <A>(
+  event: (requestId: number) => McpEvent,
+  signal: AbortSignal,
+  ifCanceled: A,
+): Promise<A> =>
+  new Promise<A>((resolve) => {
+    const requestId = nextAsk++;
+    const onAbort = () => {
+      asks.delete(requestId);
+      resolve(ifCanceled);
+    };
+    asks.set(requestId, (answer: A) => {
+      signal.removeEventListener('abort', onAbort);
+      asks.delete(requestId);
+      resolve(answer);
+    });
+    signal.addEventListener('abort', onAbort, { once: true });
+    post(event(requestId));
+  });
+
+const manager = new McpManager(data, post, (server) => ({
+  elicit: (elicitation, signal) =>
+    ask<McpElicitationAnswer>(
+      (requestId) => ({ type: 'elicitation-request', requestId, server, elicitation }),
+      signal,
+      { action: 'cancel', reason: 'the server canceled the request' },
+    ),
+  sample: (params, signal) =>
+    ask<McpSamplingAnswer>(
+      (requestId) => ({ type: 'sampling-request', requestId, server, params }),
+      signal,
+      { ok: false, reason: 'the server canceled the request' },
+    ),
+}));
+
+const running = new Map<number, AbortController>();
+
+const handle = async (
+  request: Exclude<McpRequest, { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' }>,
+  signal: AbortSignal,
+): Promise<unknown> => {
+  switch (request.type) {
+    case 'status':
+      return manager.status();
+    case 'list-tools':
+      return manager.listTools();
+    case 'list-prompts':
+      return manager.listPrompts();
+    case 'list-resources':
+      return manager.listResources();
+    case 'read-resource':
+      return manager.readResource(request.server, request.uri, signal);
+    case 'get-prompt':
+      return manager.getPrompt(request.server, request.prompt, request.args, signal);
+    case 'call-tool':
+      return manager.callTool(request.name, request.args, {
+        signal,
+        onProgress: (p) => post({ type: 'progress', id: request.id, ...p }),
+      });
+    case 'start':
+      return manager.start(request.server);
+    case 'stop':
+      return manager.stop(request.server);
+    case 'restart':
+      return manager.restart(request.server);
+    case 'update-servers':
+      return manager.updateServers(request.servers);
+    case 'set-roots':
+      return { notified: await manager.setRoots(request.roots) };
+    case 'set-log-level':
+      await manager.setLogLevel(request.level);
+      return {};
+    case 'shutdown':
+      await manager.shutdown();
+      return {};
+  }
+};
+
+port.on('message', (request: McpRequest) => {
+  switch (request.type) {
+    case 'cancel':
+      running.get(request.id)?.abort();
+      return;
+    case 'elicitation-answer':
+    case 'sampling-answer':
+      asks.get(request.requestId)?.(request.answer as never);
+      return;
+    default: {
+      const controller = new AbortController();
+      running.set(request.id, controller);
+      handle(request, controller.signal)
+        .then((value) => post({ type: 'result', id: request.id, value }))
+        .catch((error: unknown) =>
+          post({ type: 'error', id: request.id, error: toWire(error, 'mcp-call') }),
+        )
+        .finally(() => {
+          running.delete(request.id);
+          if (request.type === 'shutdown') port.close();
+        });
+    }
+  }
+});
+
+// If the thread is torn down without a shutdown request, no server process outlives it.
+process.on('exit', () => manager.killAll());
+
+manager.startAll();
+post({ type: 'ready' });

@@ -1,0 +1,219 @@
+import type { ToolResult } from './tool-result.ts';
+import type { WireError } from './wire-error.ts';
+
+/** The channel between the engine (`src/main/threads/mcp.ts`) and the MCP worker. Types only. */
+
+export type McpTransportKind = 'stdio' | 'http' | 'sse' | 'ws';
+
+/** Whether the engine lets a server start at all: config `enabled` and workspace trust. */
+export type McpGate = 'startable' | 'disabled' | 'untrusted';
+
+/** Levels of MCP `notifications/message` (RFC 5424, as the protocol names them). */
+export type McpLogLevel =
+  'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
+
+/** Everything the worker needs to run one server; built by `toServerSpec` from the config. */
+export interface McpServerSpec {
+  name: string;
+  displayName: string;
+  transport: McpTransportKind;
+  command?: string;
+  args?: string[];
+  /** Added to the safe base environment (PATH, HOME, USER, LANG, TERM, SHELL, TMPDIR). */
+  env?: Record<string, string>;
+  workingDir?: string;
+  url?: string;
+  headers?: Record<string, string>;
+  /** Per call; progress notifications reset it. */
+  timeoutMs: number;
+  /** Spawn/connect + initialize + first listings. */
+  startupTimeoutMs: number;
+  maxConcurrency: number;
+  autoStart: boolean;
+  includeTools?: string[];
+  excludeTools?: string[];
+  gate: McpGate;
+}
+
+/** Restart and health tuning; defaults: 500 ms → 30 s backoff, 5 failures in 5 min, ping 30 s. */
+export interface McpHealthOptions {
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+  maxFailures?: number;
+  failureWindowMs?: number;
+  pingIntervalMs?: number;
+  pingTimeoutMs?: number;
+  /** Terminate → kill grace when stopping a process group. */
+  killGraceMs?: number;
+}
+
+/** `workerData` of the MCP worker. */
+export interface McpWorkerData {
+  servers: McpServerSpec[];
+  /** The workspace root: the first root and the default working directory. */
+  root: string;
+  /** Roots offered to servers: the workspace root plus `tools.allowedPaths` (absolute paths). */
+  roots: string[];
+  /** `$NIFFLER_HOME/logs/mcp/<workspace-key>`: one rotating `<server>.log` per server. */
+  logsDir: string;
+  /** Where results over `maxOutputChars` are saved (`$NIFFLER_HOME/outputs/<workspace-key>`). */
+  outputsDir: string;
+  logLevel: McpLogLevel;
+  /** Characters of tool output kept inline; default 30 000. */
+  maxOutputChars?: number;
+  /** Bytes per server log before it rotates; default 1 MiB, 3 generations kept. */
+  maxLogBytes?: number;
+  health?: McpHealthOptions;
+}
+
+export type McpServerState =
+  'disabled' | 'untrusted' | 'stopped' | 'starting' | 'ready' | 'degraded' | 'failed';
+
+/** A tool as the engine and providers see it: model-facing name, schema passed through whole. */
+export interface McpToolInfo {
+  /** `server__tool`, matching `^[a-zA-Z0-9_-]{1,64}$`. */
+  name: string;
+  server: string;
+  /** The tool's own name on its server. */
+  tool: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: {
+    title?: string;
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
+}
+
+export interface McpPromptInfo {
+  server: string;
+  name: string;
+  description?: string;
+  arguments?: { name: string; description?: string; required?: boolean }[];
+}
+
+export interface McpResourceInfo {
+  server: string;
+  uri: string;
+  name: string;
+  description?: string;
+  mimeType?: string;
+}
+
+export interface McpCallMetrics {
+  calls: number;
+  errors: number;
+  timeouts: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
+}
+
+export interface McpServerStatus extends McpCallMetrics {
+  name: string;
+  displayName: string;
+  transport: McpTransportKind;
+  state: McpServerState;
+  pid: number | null;
+  /** Epoch ms of the current connection. */
+  startedAt: number | null;
+  restarts: number;
+  lastError: { message: string; at: number } | null;
+  /** Epoch ms of the next automatic restart, while one is scheduled. */
+  nextRestartAt: number | null;
+  inFlight: number;
+  queued: number;
+  tools: number;
+  prompts: number;
+  resources: number;
+  serverInfo: { name: string; version: string } | null;
+  instructions: string | null;
+  /** Per tool, by the server's own tool name. */
+  toolMetrics: Record<string, McpCallMetrics>;
+  logFile: string;
+}
+
+/** A form elicitation from a server (`elicitation/create`), schema as the server sent it. */
+export interface McpElicitation {
+  message: string;
+  requestedSchema: Record<string, unknown>;
+}
+
+export type McpElicitationAnswer =
+  | { action: 'accept'; content: Record<string, string | number | boolean | string[]> }
+  | { action: 'decline' | 'cancel'; reason?: string };
+
+/** `sampling/createMessage` params as the server sent them (messages, systemPrompt, maxTokens…). */
+export type McpSamplingParams = Record<string, unknown> & {
+  messages: { role: 'user' | 'assistant'; content: unknown }[];
+  maxTokens: number;
+};
+
+export type McpSamplingAnswer =
+  | {
+      ok: true;
+      model: string;
+      role: 'assistant';
+      content: { type: 'text'; text: string };
+      stopReason?: string;
+    }
+  | { ok: false; reason: string };
+
+/** Request/response pairs: `params` travel with `{ type, id }`, the reply is `result`. */
+export type McpCalls = {
+  status: { params: object; result: McpServerStatus[] };
+  'list-tools': { params: object; result: McpToolInfo[] };
+  'list-prompts': { params: object; result: McpPromptInfo[] };
+  'list-resources': { params: object; result: McpResourceInfo[] };
+  'read-resource': { params: { server: string; uri: string }; result: ToolResult };
+  'get-prompt': {
+    params: { server: string; prompt: string; args: Record<string, string> };
+    result: ToolResult;
+  };
+  /** Never rejects for tool or server failures: those are a `ToolResult` with `ok: false`. */
+  'call-tool': { params: { name: string; args: Record<string, unknown> }; result: ToolResult };
+  start: { params: { server: string }; result: McpServerStatus };
+  stop: { params: { server: string }; result: McpServerStatus };
+  restart: { params: { server: string }; result: McpServerStatus };
+  /** Config reload: changed servers restart, new ones start, removed ones stop. */
+  'update-servers': {
+    params: { servers: McpServerSpec[] };
+    result: { started: string[]; stopped: string[]; restarted: string[]; unchanged: string[] };
+  };
+  'set-roots': { params: { roots: string[] }; result: { notified: string[] } };
+  'set-log-level': { params: { level: McpLogLevel }; result: object };
+  /** Stops every server (process groups ended); the worker exits afterwards. */
+  shutdown: { params: object; result: object };
+};
+
+export type McpMethod = keyof McpCalls;
+
+export type McpRequest =
+  | { [K in McpMethod]: { type: K; id: number } & McpCalls[K]['params'] }[McpMethod]
+  /** Aborts request `id` (a call gets `notifications/cancelled`). */
+  | { type: 'cancel'; id: number }
+  | { type: 'elicitation-answer'; requestId: number; answer: McpElicitationAnswer }
+  | { type: 'sampling-answer'; requestId: number; answer: McpSamplingAnswer };
+
+export type McpEvent =
+  /** The worker has loaded and started its auto-start servers (not waiting for them). */
+  | { type: 'ready' }
+  | { type: 'result'; id: number; value: unknown }
+  | { type: 'error'; id: number; error: WireError }
+  /** Progress of request `id` (a tool call); resets the caller's timeout. */
+  | { type: 'progress'; id: number; progress: number; total?: number; message?: string }
+  | { type: 'status'; status: McpServerStatus }
+  | { type: 'tools-changed'; server: string; tools: McpToolInfo[] }
+  | { type: 'prompts-changed'; server: string }
+  | { type: 'resources-changed'; server: string }
+  | {
+      type: 'log';
+      level: 'debug' | 'info' | 'warn' | 'error';
+      msg: string;
+      data?: Record<string, unknown>;
+    }
+  | { type: 'elicitation-request'; requestId: number; server: string; elicitation: McpElicitation }
+  | { type: 'sampling-request'; requestId: number; server: string; params: McpSamplingParams };
