@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { McpHost, type McpHostOptions } from '../../../src/main/threads/mcp.ts';
@@ -47,14 +47,32 @@ export const ready = async (host: McpHost, server: string): Promise<McpServerSta
   return status;
 };
 
-/** True while a process (or, with a negative pid, a process group) exists. */
-export const isAlive = (pid: number): boolean => {
+const stateOf = (pid: number): { state: string; pgrp: number } | undefined => {
   try {
-    process.kill(pid, 0);
-    return true;
+    // /proc/<pid>/stat: "pid (comm) state ppid pgrp …"; comm may hold spaces, so split after ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: state!, pgrp: Number(pgrp) };
   } catch {
-    return false;
+    return undefined;
   }
+};
+
+/**
+ * True while a process runs (a zombie waiting to be reaped counts as gone); with a negative pid,
+ * while any process of that group runs. Linux only (/proc).
+ */
+export const isAlive = (pid: number): boolean => {
+  if (pid > 0) {
+    const s = stateOf(pid);
+    return s !== undefined && s.state !== 'Z';
+  }
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .some((name) => {
+      const s = stateOf(Number(name));
+      return s !== undefined && s.pgrp === -pid && s.state !== 'Z';
+    });
 };
 
 /** A text result's output, or the error message. */

@@ -1,0 +1,153 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { fixtureSpec } from '../../fixtures/mcp/servers.ts';
+import { isAlive, ready, startHost } from './helpers.ts';
+
+describe('health: crashes, restarts, hangs, orphans', () => {
+  it('fails a call in flight when the server exits, then restarts it', async () => {
+    const { host } = await startHost([fixtureSpec('crash')]);
+    onTestFinished(() => host.close());
+    const first = await ready(host, 'crash');
+    const result = await host.callTool('crash__crash', { code: 1 });
+    expect(result).toEqual({
+      ok: false,
+      error: {
+        code: 'server-crashed',
+        message: 'server "crash" exited with code 1 during tools/call; restarting',
+      },
+    });
+    const again = await host.waitForStatus('crash', (s) => s.state === 'ready' && s.restarts === 1);
+    expect(again.pid).not.toBe(first.pid);
+    expect(again.lastError?.message).toBe('server "crash" exited with code 1');
+    expect(await host.callTool('crash__ok', {})).toMatchObject({ ok: true, output: 'fine' });
+  });
+
+  it('gives up after maxFailures and stays failed until started by hand', async () => {
+    const { host } = await startHost([fixtureSpec('exit-at-start')], {
+      health: { maxFailures: 3 },
+    });
+    onTestFinished(() => host.close());
+    const states: string[] = [];
+    host.on((e) => e.type === 'status' && states.push(e.status.state));
+    const failed = await host.waitForStatus('exit-at-start', (s) => s.state === 'failed');
+    expect(failed.restarts).toBe(2);
+    expect(failed.lastError?.message).toBe(
+      'server "exit-at-start" exited with code 3 during start-up: fatal: EXAMPLE_TOKEN is not set',
+    );
+    expect(states).not.toContain('ready');
+    const result = await host.callTool('exit-at-start__anything', {});
+    expect(result).toMatchObject({ ok: false, error: { code: 'not-found' } });
+    // By hand: the failure count starts over, so it tries again (and fails again).
+    const retried = await host.startServer('exit-at-start');
+    expect(['starting', 'failed']).toContain(retried.state);
+    expect(retried.restarts).toBeGreaterThanOrEqual(2);
+  });
+
+  it('restarts a server that stops answering pings', async () => {
+    const { host } = await startHost([fixtureSpec('hang')], {
+      health: { pingIntervalMs: 200, pingTimeoutMs: 300 },
+    });
+    onTestFinished(() => host.close());
+    const first = await ready(host, 'hang');
+    const frozen = host.callTool('hang__freeze', {});
+    const result = await frozen;
+    expect(result).toMatchObject({ ok: false, error: { code: 'server-crashed' } });
+    expect(!result.ok && result.error.message).toContain(
+      'server "hang" stopped answering (no reply to ping within 0.3 s) during tools/call; restarting',
+    );
+    const again = await host.waitForStatus('hang', (s) => s.state === 'ready' && s.restarts === 1);
+    expect(again.pid).not.toBe(first.pid);
+    expect(isAlive(first.pid!)).toBe(false);
+  });
+
+  it('gives up on a server that does not finish starting within startupTimeout', async () => {
+    const { host } = await startHost(
+      [fixtureSpec('hang', { env: { HANG_AT_START: '1' }, startupTimeoutMs: 500 })],
+      {
+        health: { maxFailures: 1 },
+      },
+    );
+    onTestFinished(() => host.close());
+    const failed = await host.waitForStatus('hang', (s) => s.state === 'failed');
+    expect(failed.lastError?.message).toBe(
+      'server "hang" did not start within 0.5 s (startupTimeout)',
+    );
+    expect(failed.pid).toBeNull();
+  });
+
+  it('ends the whole process group on stop, and on close', async () => {
+    const { host } = await startHost([
+      fixtureSpec('echo'),
+      fixtureSpec('echo', { name: 'echo2', displayName: 'echo2' }),
+    ]);
+    const one = await ready(host, 'echo');
+    const two = await ready(host, 'echo2');
+    const grandchild = Number((await host.callTool('echo__spawn_child', {})).output);
+    const grandchild2 = Number((await host.callTool('echo2__spawn_child', {})).output);
+    expect(isAlive(grandchild)).toBe(true);
+    const stopped = await host.stopServer('echo');
+    expect(stopped).toMatchObject({ state: 'stopped', pid: null });
+    expect(isAlive(one.pid!)).toBe(false);
+    expect(isAlive(grandchild)).toBe(false);
+    expect(await host.callTool('echo__say', { text: 'x' })).toMatchObject({
+      ok: false,
+      error: { code: 'not-found' },
+    });
+    await host.close();
+    expect(isAlive(two.pid!)).toBe(false);
+    expect(isAlive(grandchild2)).toBe(false);
+  });
+
+  it('kills the servers of a worker that dies, and respawns the worker', async () => {
+    const { host } = await startHost([fixtureSpec('echo')]);
+    onTestFinished(() => host.close());
+    const first = await ready(host, 'echo');
+    const exited = new Promise((resolve) => host.on((e) => e.type === 'worker-exit' && resolve(e)));
+    await (host as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    expect(await exited).toMatchObject({ restarting: true, error: { code: 'worker-exited' } });
+    const again = await host.waitForStatus(
+      'echo',
+      (s) => s.state === 'ready' && s.pid !== first.pid,
+    );
+    expect(isAlive(-first.pid!)).toBe(false);
+    expect(again.pid).toBeGreaterThan(0);
+    expect(await host.callTool('echo__say', { text: 'back' })).toMatchObject({
+      ok: true,
+      output: 'back',
+    });
+  });
+
+  it('logs non-protocol stdout as a warning and keeps working', async () => {
+    const { host } = await startHost([fixtureSpec('noisy')]);
+    onTestFinished(() => host.close());
+    const status = await ready(host, 'noisy');
+    expect(await host.callTool('noisy__chatty', {})).toMatchObject({
+      ok: true,
+      output: 'still works',
+    });
+    const log = readFileSync(status.logFile, 'utf8');
+    expect(log).toContain(
+      '[warning] ignored non-protocol output on stdout: Welcome to noisy server v1!',
+    );
+    expect(log).toContain('[warning] ignored non-protocol output on stdout: {"not":"json-rpc"}');
+    expect(log).toContain(
+      '[warning] ignored non-protocol output on stdout: debug: handling chatty',
+    );
+  });
+
+  it('saves output over the cap to a file and returns a preview with its path', async () => {
+    const { host } = await startHost([fixtureSpec('huge')], { maxOutputChars: 1_000 });
+    onTestFinished(() => host.close());
+    await ready(host, 'huge');
+    const result = await host.callTool('huge__huge', { lines: 20_000 });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.savedTo).toBeDefined();
+    const saved = readFileSync(result.savedTo!, 'utf8');
+    expect(saved.split('\n')).toHaveLength(20_000);
+    expect(saved.endsWith('line 20000')).toBe(true);
+    expect(result.output.startsWith('line 1\nline 2\n')).toBe(true);
+    expect(result.output).toContain(`the whole output is saved in ${result.savedTo}`);
+    expect(result.output.length).toBeLessThan(1_200);
+  });
+});
