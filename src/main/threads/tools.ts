@@ -7,6 +7,7 @@ import {
   BUILTIN_TOOLS,
   isBuiltinTool,
   type ToolContext,
+  type ToolControlMessage,
   type ToolDefinition,
   type ToolPortMessage,
   type ToolTask,
@@ -33,17 +34,16 @@ export interface ToolsHostOptions {
 
 /** Seconds a non-bash task may run before the host gives up on it and frees its worker. */
 const TASK_TIMEOUT_S = 120;
+/** How long a cancelled task has to return before its worker thread is terminated. */
+const CANCEL_GRACE_MS = 5000;
 
 const expandHome = (dir: string, env: Env): string =>
   dir === '~' || dir.startsWith('~/') ? path.join(env['HOME'] ?? '/', dir.slice(1)) : dir;
 
-const isAbort = (error: unknown): boolean =>
-  error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError');
-
 /**
  * Owns the piscina pool that runs the built-in tools. `run` never throws: failures, timeouts and
- * cancellation come back as `ToolResult`s. Cancelling a running task ends its worker thread and
- * every process group the task started.
+ * cancellation come back as `ToolResult`s. Cancelling a task ends every process group it started;
+ * a worker that does not return in time is terminated.
  */
 export class ToolsHost {
   readonly #pool: Piscina<ToolTask, ToolResult>;
@@ -51,6 +51,7 @@ export class ToolsHost {
   readonly #sessionsDir: string;
   readonly #disabled: Set<string>;
   readonly #groups = new Set<number>();
+  readonly #running = new Set<Promise<ToolResult>>();
 
   constructor(options: ToolsHostOptions) {
     const env = options.env ?? process.env;
@@ -93,7 +94,11 @@ export class ToolsHost {
     return isBuiltinTool(name) && !this.#disabled.has(name);
   }
 
-  /** Runs one call in the pool. Aborting `signal` resolves to a `canceled` result. */
+  /**
+   * Runs one call in the pool. Aborting `signal` resolves at once to a `canceled` result: the task
+   * is told to cancel (it ends its process groups); if its worker does not return within a grace
+   * period, the worker is terminated and the groups it reported are killed from here.
+   */
   async run(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
     if (!isBuiltinTool(call.name))
       return fail('invalid-args', `${call.name} is not a built-in tool`);
@@ -102,45 +107,69 @@ export class ToolsHost {
     if (signal.aborted) return fail('canceled', `${call.name} was canceled before it started`);
     const { limits } = this.#context;
     const seconds = call.name === 'bash' ? limits.bashMaxTimeout + 30 : TASK_TIMEOUT_S;
-    const deadline = AbortSignal.timeout(seconds * 1000);
-    const combined = AbortSignal.any([signal, deadline]);
+    const terminate = new AbortController();
     const { port1, port2 } = new MessageChannel();
     const started = new Set<number>();
-    const endGroups = () => started.forEach((pid) => this.#endGroup(pid));
+    const endStarted = () => started.forEach((pid) => this.#endGroup(pid));
     port1.on('message', (message: ToolPortMessage) => {
       if (message.type === 'spawned') {
         started.add(message.pid);
         this.#groups.add(message.pid);
-        // The task may have been cancelled before this message arrived.
-        if (combined.aborted) this.#endGroup(message.pid);
+        if (terminate.signal.aborted) this.#endGroup(message.pid);
       } else {
         started.delete(message.pid);
         this.#groups.delete(message.pid);
       }
     });
-    port1.once('close', () => port1.removeAllListeners('message'));
     port1.unref();
-    combined.addEventListener('abort', endGroups, { once: true });
     const task: ToolTask = {
       tool: call.name,
       args: call.args,
       context: { ...this.#context, todoFile: this.#todoFile(call.sessionId) },
       port: port2,
     };
+    const running = this.#pool
+      .run(task, { signal: terminate.signal, transferList: [port2] })
+      .catch((error: unknown): ToolResult => {
+        if (terminate.signal.aborted) return fail('canceled', `${call.name} was stopped`);
+        const message = error instanceof Error ? error.message : String(error);
+        return fail('internal', `${call.name}: the tools worker failed: ${message}`);
+      })
+      .finally(() => {
+        // A terminated worker could not end its groups. Its side of the port closes when the
+        // thread is gone, so a late `spawned` still arrives and is ended by the handler above.
+        if (terminate.signal.aborted) endStarted();
+        else port1.close();
+        this.#running.delete(running);
+      });
+    this.#running.add(running);
+    let stop: (result: ToolResult) => void = () => undefined;
+    const stopped = new Promise<ToolResult>((resolve) => {
+      stop = (result) => {
+        port1.postMessage({ type: 'cancel' } satisfies ToolControlMessage);
+        const grace = setTimeout(() => terminate.abort(), CANCEL_GRACE_MS);
+        grace.unref();
+        void running.finally(() => clearTimeout(grace));
+        resolve(result);
+      };
+    });
+    const onAbort = () => stop(fail('canceled', `${call.name} was canceled`));
+    signal.addEventListener('abort', onAbort, { once: true });
+    const deadline = setTimeout(
+      () => stop(fail('timeout', `${call.name} did not finish within ${seconds}s and was stopped`)),
+      seconds * 1000,
+    );
     try {
-      return await this.#pool.run(task, { signal: combined, transferList: [port2] });
-    } catch (error) {
-      if (signal.aborted) return fail('canceled', `${call.name} was canceled`);
-      if (deadline.aborted || isAbort(error))
-        return fail('timeout', `${call.name} did not finish within ${seconds}s and was stopped`);
-      const message = error instanceof Error ? error.message : String(error);
-      return fail('internal', `${call.name}: the tools worker failed: ${message}`);
+      return await Promise.race([running, stopped]);
     } finally {
-      combined.removeEventListener('abort', endGroups);
-      // After a cancel, keep listening until the worker's side closes: a late `spawned` still
-      // has its group ended.
-      if (!combined.aborted) port1.close();
+      signal.removeEventListener('abort', onAbort);
+      clearTimeout(deadline);
     }
+  }
+
+  /** Resolves when every task has returned, including cancelled ones still ending processes. */
+  async settled(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
   }
 
   /** Ends every process group still running and closes the pool. */

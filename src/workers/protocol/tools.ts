@@ -26,7 +26,10 @@ export interface ToolContext {
   limits: ToolLimits;
 }
 
-/** One task of the tools pool. `port`, when given, receives `ToolPortMessage`s. */
+/**
+ * One task of the tools pool. `port`, when given, carries `ToolControlMessage`s to the task and
+ * `ToolPortMessage`s back to the owner.
+ */
 export interface ToolTask {
   tool: string;
   args: unknown;
@@ -39,6 +42,9 @@ export interface ToolTask {
  * them when it cancels the task (piscina then terminates the worker thread, which cannot).
  */
 export type ToolPortMessage = { type: 'spawned'; pid: number } | { type: 'exited'; pid: number };
+
+/** What the owner tells a running task: `cancel` aborts it (processes ended, result `canceled`). */
+export type ToolControlMessage = { type: 'cancel' };
 
 const path = (what: string) => z.string().describe(what);
 const count = (what: string, max: number) =>

@@ -2,6 +2,7 @@ import TurndownService from 'turndown';
 import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { capOutput } from './output.ts';
+import type { ToolIo } from './registry.ts';
 import { done, fail, messageOf } from './result.ts';
 
 const TIMEOUT_MS = 30_000;
@@ -41,6 +42,7 @@ const toMarkdown = (html: string): string => {
 export const fetchUrl = async (
   args: ToolArgs<'fetch'>,
   context: ToolContext,
+  io: ToolIo,
 ): Promise<ToolResult> => {
   let url: URL;
   try {
@@ -57,12 +59,13 @@ export const fetchUrl = async (
   try {
     response = await fetch(url, {
       redirect: 'follow',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      signal: AbortSignal.any([io.signal, AbortSignal.timeout(TIMEOUT_MS)]),
       headers: {
         accept: 'text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.5',
       },
     });
   } catch (error) {
+    if (io.signal.aborted) return fail('canceled', `GET ${url.href} was canceled`);
     const cause = (error as { cause?: unknown }).cause;
     return fail('exec-failed', `GET ${url.href} failed: ${messageOf(cause ?? error)}`);
   }

@@ -5,6 +5,7 @@ import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { globMatcher, namesDotfiles } from './glob.ts';
 import { capOutput } from './output.ts';
+import type { ToolIo } from './registry.ts';
 import { done, fail, messageOf } from './result.ts';
 import { allowedRoots, displayPath, isRefused, resolvePath } from './sandbox.ts';
 import { walk } from './walk.ts';
@@ -38,7 +39,11 @@ const searchFile = async (file: string, regex: RegExp, maxBytes: number) => {
 };
 
 /** `grep`: lines matching a regular expression, as "path:line: text", `.gitignore`-aware. */
-export const grep = async (args: ToolArgs<'grep'>, context: ToolContext): Promise<ToolResult> => {
+export const grep = async (
+  args: ToolArgs<'grep'>,
+  context: ToolContext,
+  io: ToolIo,
+): Promise<ToolResult> => {
   let regex: RegExp;
   try {
     regex = new RegExp(args.pattern, args.ignoreCase ? 'i' : '');
@@ -63,6 +68,7 @@ export const grep = async (args: ToolArgs<'grep'>, context: ToolContext): Promis
   const lines: string[] = [];
   let count = 0;
   for (const file of files) {
+    if (io.signal.aborted) return fail('canceled', 'grep was canceled');
     const hits = await searchFile(file, regex, context.limits.maxFileBytes);
     if (!hits?.length) continue;
     const shown = displayPath(file, root).split(path.sep).join('/');

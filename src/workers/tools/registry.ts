@@ -12,11 +12,17 @@ import { readFile } from './read-file.ts';
 import { todo } from './todo.ts';
 import { writeFile } from './write-file.ts';
 
+/** What a running tool gets besides its arguments: the task's cancel signal and owner port. */
+export interface ToolIo {
+  signal: AbortSignal;
+  port?: MessagePort;
+}
+
 /** The implementation of one built-in tool; arguments are already validated. */
 export type ToolRun<N extends BuiltinToolName> = (
   args: ToolArgs<N>,
   context: ToolContext,
-  port?: MessagePort,
+  io: ToolIo,
 ) => Promise<ToolResult>;
 
 /** Every built-in tool's implementation, by name. */

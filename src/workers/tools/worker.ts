@@ -3,32 +3,48 @@ import {
   isBuiltinTool,
   TOOL_ARGS,
   type BuiltinToolName,
+  type ToolControlMessage,
   type ToolTask,
 } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
-import { TOOL_RUNS, type ToolRun } from './registry.ts';
+import { TOOL_RUNS, type ToolIo, type ToolRun } from './registry.ts';
 import { fail, messageOf } from './result.ts';
 
-const run = async <N extends BuiltinToolName>(name: N, task: ToolTask): Promise<ToolResult> => {
+const run = async <N extends BuiltinToolName>(
+  name: N,
+  task: ToolTask,
+  io: ToolIo,
+): Promise<ToolResult> => {
   const parsed = TOOL_ARGS[name].safeParse(task.args ?? {});
   if (!parsed.success)
     return fail('invalid-args', `${name}: invalid arguments:\n${z.prettifyError(parsed.error)}`);
   const runTool = TOOL_RUNS[name] as ToolRun<N>;
-  return runTool(parsed.data as z.infer<(typeof TOOL_ARGS)[N]>, task.context, task.port);
+  return runTool(parsed.data as z.infer<(typeof TOOL_ARGS)[N]>, task.context, io);
 };
 
 /**
  * The tools pool's task entry: validates the arguments, runs the tool, and always returns a
  * `ToolResult` — an unexpected exception becomes an `internal` result, never a rejected task.
  */
-export default async function runToolTask(task: ToolTask): Promise<ToolResult> {
+export default async function runToolTask(
+  task: ToolTask,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<ToolResult> {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  signal.addEventListener('abort', abort, { once: true });
+  task.port?.on('message', (message: ToolControlMessage) => {
+    if (message.type === 'cancel') controller.abort();
+  });
   try {
     if (!isBuiltinTool(task.tool))
       return fail('invalid-args', `${task.tool} is not a built-in tool`);
-    return await run(task.tool, task);
+    const io = { signal: controller.signal, ...(task.port ? { port: task.port } : {}) };
+    return await run(task.tool, task, io);
   } catch (error) {
     return fail('internal', `${task.tool} failed unexpectedly: ${messageOf(error)}`);
   } finally {
+    signal.removeEventListener('abort', abort);
     task.port?.close();
   }
 }

@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runTool, tempRepo, textOf, type TempRepo } from './repo.ts';
@@ -98,7 +106,11 @@ const ATTEMPTS: Attempt[] = [
     args: () => ({ path: 'README.md\0/../../outside/secret.txt' }),
   },
   { name: 'very long path', tool: 'read_file', args: () => ({ path: 'a/'.repeat(3000) + 'x' }) },
-  { name: 'name over 255 bytes', tool: 'write_file', args: () => ({ path: 'n'.repeat(300), content: 'x' }) },
+  {
+    name: 'name over 255 bytes',
+    tool: 'write_file',
+    args: () => ({ path: 'n'.repeat(300), content: 'x' }),
+  },
   {
     name: 'backslash separators',
     tool: 'read_file',

@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  watch,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
@@ -15,12 +24,15 @@ export interface TempRepo {
   context: ToolContext;
   /** Writes files relative to the root, creating parents. */
   write: (files: Record<string, string>) => void;
+  /** Removes everything; called after the test unless `autoRemove` is false. */
+  remove: () => void;
 }
 
 /** A temporary git repository with an outside directory next to it; removed after the test. */
-export const tempRepo = (limits: Partial<ToolLimits> = {}): TempRepo => {
+export const tempRepo = (limits: Partial<ToolLimits> = {}, autoRemove = true): TempRepo => {
   const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'niffler-tools-')));
-  onTestFinished(() => rmSync(base, { recursive: true, force: true }));
+  const remove = () => rmSync(base, { recursive: true, force: true });
+  if (autoRemove) onTestFinished(remove);
   const root = path.join(base, 'repo');
   const outside = path.join(base, 'outside');
   const home = path.join(base, 'home');
@@ -46,7 +58,7 @@ export const tempRepo = (limits: Partial<ToolLimits> = {}): TempRepo => {
       ...limits,
     },
   };
-  return { root, outside, home, context, write };
+  return { root, outside, home, context, write, remove };
 };
 
 /** Runs one tool through the worker's task entry (argument validation included), in-process. */
@@ -58,3 +70,36 @@ export const runTool = async (context: ToolContext, tool: string, args: unknown)
 /** The text of a result: `output` when there is one, else the error message. */
 export const textOf = (result: { ok: boolean; output?: string; error?: { message: string } }) =>
   result.output ?? result.error?.message ?? '';
+
+/**
+ * True when the process still runs: `kill(pid, 0)` succeeds and it is not a zombie (a killed
+ * orphan waits for init to reap it, which this container's init does only every few seconds).
+ */
+export const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false; // gone between the two checks
+  }
+};
+
+/** Resolves once `file` exists and holds `lines` lines; woken by fs events on its directory. */
+export const waitForLines = (file: string, lines: number): Promise<string[]> =>
+  new Promise((resolve) => {
+    const check = () => {
+      const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      const found = text.split('\n').filter(Boolean);
+      if (found.length < lines) return false;
+      watcher.close();
+      resolve(found);
+      return true;
+    };
+    const watcher = watch(path.dirname(file), () => void check());
+    check();
+  });
