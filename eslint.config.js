@@ -26,6 +26,7 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
       ],
       'no-console': 'error',
+      '@typescript-eslint/require-await': 'off',
       'no-empty': ['error', { allowEmptyCatch: false }],
     },
   },

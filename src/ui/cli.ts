@@ -19,6 +19,7 @@ export const buildProgram = (): Command => {
       collect,
     )
     .option('--json', 'machine-readable output')
+    .option('--no-daemon', 'run the engine in this process instead of the per-repository daemon')
     .showHelpAfterError('(run niffler --help for usage)')
     .enablePositionalOptions()
     .exitOverride();
@@ -59,6 +60,125 @@ export const buildProgram = (): Command => {
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) =>
       (await import('./commands/trust.ts')).trust(globals(command)),
+    );
+
+  const mcp = program
+    .command('mcp')
+    .description('MCP servers: list, live status, start/stop, tools, calls, logs, add/remove');
+  mcp
+    .command('list')
+    .description(
+      'configured servers with source file, transport, enabled and trusted (starts nothing)',
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/mcp.ts')).mcpList(globals(command)),
+    );
+  mcp
+    .command('status')
+    .description(
+      'live state from the daemon: state, pid, uptime, restarts, tools, calls, errors, latency',
+    )
+    .option('--wait', 'wait until no server is still starting')
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/mcp.ts')).mcpStatus(globals(command)),
+    );
+  for (const [verb, description] of [
+    ['start', 'start a server (clears the backoff of a failed one)'],
+    ['stop', 'stop a server (its process group ends)'],
+    ['restart', 'restart a server'],
+  ] as const)
+    mcp
+      .command(`${verb} <name>`)
+      .description(description)
+      .option('--json', 'print JSON')
+      .action(async (name: string, _opts, command: Command) => {
+        const commands = await import('./commands/mcp.ts');
+        const run =
+          verb === 'start'
+            ? commands.mcpStart
+            : verb === 'stop'
+              ? commands.mcpStop
+              : commands.mcpRestart;
+        await run(name, globals(command));
+      });
+  mcp
+    .command('tools [name]')
+    .description('tools with their model-facing names, descriptions and annotations')
+    .option('--schema', 'add input and output schemas')
+    .option('--json', 'print JSON')
+    .action(async (name: string | undefined, _opts, command: Command) =>
+      (await import('./commands/mcp.ts')).mcpTools(name, globals(command)),
+    );
+  mcp
+    .command('call <name> <tool>')
+    .description('call one tool directly and print its normalized result')
+    .option('--args <json>', 'arguments as a JSON object')
+    .option('--args-file <file>', 'arguments from a JSON file (- for stdin)')
+    .option('--json', 'print the raw result as JSON')
+    .action(async (name: string, tool: string, _opts, command: Command) =>
+      (await import('./commands/mcp.ts')).mcpCall(name, tool, globals(command)),
+    );
+  mcp
+    .command('logs <name>')
+    .description("the server's stderr log")
+    .option('-f, --follow', 'keep printing what is appended')
+    .option('-n, --lines <n>', 'lines to show', '200')
+    .option('--json', 'print JSON')
+    .action(async (name: string, _opts, command: Command) =>
+      (await import('./commands/mcp-local.ts')).mcpLogs(name, globals(command)),
+    );
+  mcp
+    .command('add <name> [command...]')
+    .description(
+      'add a server to the repo (or global) config: add NAME -- COMMAND ARGS…, or add NAME --url URL',
+    )
+    .option('--scope <scope>', 'repo or global', 'repo')
+    .option('--url <url>', 'a remote server (Streamable HTTP, SSE or ws://)')
+    .option('--transport <kind>', 'stdio | http | sse | ws (inferred when absent)')
+    .option('--header <k:v>', 'an HTTP header (repeatable)', collect)
+    .option('--env <k=v>', 'an environment variable for the server (repeatable)', collect)
+    .option('--working-dir <dir>', 'working directory of a stdio server')
+    .option('--disabled', 'add it switched off')
+    .option('--json', 'print JSON')
+    .action(async (name: string, commandArgs: string[], _opts, command: Command) =>
+      (await import('./commands/mcp-local.ts')).mcpAdd(name, commandArgs, globals(command)),
+    );
+  mcp
+    .command('remove <name>')
+    .description('remove a server from the repo (or global) config, keeping comments')
+    .option('--scope <scope>', 'repo or global', 'repo')
+    .option('--json', 'print JSON')
+    .action(async (name: string, _opts, command: Command) =>
+      (await import('./commands/mcp-local.ts')).mcpRemove(name, globals(command)),
+    );
+
+  const daemon = program
+    .command('daemon')
+    .description('the per-repository daemon that keeps MCP servers warm');
+  daemon
+    .command('status')
+    .description(
+      "pid, uptime, root, socket, clients, memory and config files of this repository's daemon",
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/daemon.ts')).daemonStatus(globals(command)),
+    );
+  daemon
+    .command('stop')
+    .description('stop the daemon and every server it started')
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/daemon.ts')).daemonStop(globals(command)),
+    );
+  daemon
+    .command('run')
+    .description('run the daemon in the foreground')
+    .option('--root <dir>', 'workspace root (default: discovered from the current directory)')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/daemon.ts')).daemonRun(globals(command)),
     );
 
   return program;

@@ -1,0 +1,121 @@
+import net from 'node:net';
+import type { MessagePort } from 'node:worker_threads';
+import {
+  CancellationTokenSource,
+  createMessageConnection,
+  PortMessageReader,
+  PortMessageWriter,
+  SocketMessageReader,
+  SocketMessageWriter,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node';
+import { NifflerError } from '../errors.ts';
+import { VERSION } from '../version.ts';
+import { fromResponseError } from './connection.ts';
+import type {
+  EngineMethod,
+  EngineNotification,
+  EngineNotifications,
+  HelloResult,
+  ParamsOf,
+  ResultOf,
+} from '../protocol.ts';
+
+/** The front-end's handle on an engine, over the daemon socket or an in-process port. */
+export class EngineClient {
+  #closed = false;
+  constructor(
+    private readonly connection: MessageConnection,
+    private readonly onDispose: () => void = () => {},
+  ) {
+    connection.onClose(() => (this.#closed = true));
+    connection.listen();
+  }
+
+  /** Sends one request; engine errors come back as `NifflerError`s with their codes. */
+  async request<M extends EngineMethod>(
+    method: M,
+    params: ParamsOf<M>,
+    signal?: AbortSignal,
+  ): Promise<ResultOf<M>> {
+    const source = new CancellationTokenSource();
+    const abort = () => source.cancel();
+    signal?.addEventListener('abort', abort, { once: true });
+    let onClose = { dispose: () => {} };
+    const closed = new Promise<never>((_resolve, reject) => {
+      const fail = () =>
+        reject(
+          new NifflerError(
+            'daemon-unreachable',
+            `the daemon closed the connection during ${method}; run the command again (niffler daemon status shows the daemon)`,
+          ),
+        );
+      if (this.#closed) fail();
+      else onClose = this.connection.onClose(fail);
+    });
+    try {
+      return (await Promise.race([
+        this.connection.sendRequest(method, params, source.token),
+        closed,
+      ])) as ResultOf<M>;
+    } catch (error) {
+      throw fromResponseError(error);
+    } finally {
+      onClose.dispose();
+      signal?.removeEventListener('abort', abort);
+      source.dispose();
+    }
+  }
+
+  onNotification<N extends EngineNotification>(
+    name: N,
+    listener: (params: EngineNotifications[N]) => void,
+  ): () => void {
+    const disposable = this.connection.onNotification(name, (params: EngineNotifications[N]) =>
+      listener(params),
+    );
+    return () => disposable.dispose();
+  }
+
+  onClose(listener: () => void): void {
+    this.connection.onClose(listener);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  hello(client: string): Promise<HelloResult> {
+    return this.request('hello', { version: VERSION, pid: process.pid, client });
+  }
+
+  close(): void {
+    if (!this.#closed) this.connection.dispose();
+    this.#closed = true;
+    this.onDispose();
+  }
+}
+
+/** Connects to a daemon socket; rejects with the socket error (ENOENT, ECONNREFUSED…). */
+export const connectSocket = (socketPath: string): Promise<EngineClient> =>
+  new Promise((resolve, reject) => {
+    const socket = net.connect(socketPath);
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      // A dead daemon must not crash the front-end; the connection's close handlers report it.
+      socket.on('error', () => {});
+      const connection = createMessageConnection(
+        new SocketMessageReader(socket),
+        new SocketMessageWriter(socket),
+      );
+      resolve(new EngineClient(connection, () => socket.destroy()));
+    });
+  });
+
+/** Wraps one end of a `MessageChannel` (in-process engine). */
+export const connectPort = (port: MessagePort): EngineClient =>
+  new EngineClient(
+    createMessageConnection(new PortMessageReader(port), new PortMessageWriter(port)),
+    () => port.close(),
+  );

@@ -1,0 +1,136 @@
+import type { MessageConnection } from 'vscode-jsonrpc/node';
+import {
+  CancellationTokenSource,
+  ResponseError,
+  type CancellationToken,
+} from 'vscode-jsonrpc/node';
+import { NifflerError, fromWire, toWire, type WireError } from '../errors.ts';
+import {
+  WIRE_ERROR_CODE,
+  type ClientCalls,
+  type ClientMethod,
+  type EngineCalls,
+  type EngineMethod,
+  type EngineNotification,
+  type EngineNotifications,
+  type ParamsOf,
+  type ResultOf,
+} from '../protocol.ts';
+
+/** What the engine offers one attached front-end. */
+export interface EngineHandlers {
+  handle<M extends EngineMethod>(
+    method: M,
+    params: ParamsOf<M>,
+    context: RequestContext,
+  ): Promise<ResultOf<M>>;
+  /** Registers a front-end for pushed notifications; returns its detach function. */
+  attach(client: AttachedClient): () => void;
+}
+
+export interface RequestContext {
+  client: AttachedClient;
+  signal: AbortSignal;
+}
+
+export interface AttachedClient {
+  id: number;
+  notify<N extends EngineNotification>(name: N, params: EngineNotifications[N]): void;
+  /** Asks this front-end (approvals, elicitations); rejects if it goes away or `signal` aborts. */
+  ask<M extends ClientMethod>(
+    method: M,
+    params: ClientCalls[M]['params'],
+    signal?: AbortSignal,
+  ): Promise<ClientCalls[M]['result']>;
+}
+
+const METHODS: EngineMethod[] = [
+  'hello',
+  'daemon/status',
+  'daemon/stop',
+  'mcp/status',
+  'mcp/start',
+  'mcp/stop',
+  'mcp/restart',
+  'mcp/tools',
+  'mcp/call',
+  'session/open',
+  'session/prompt',
+  'session/list',
+  'session/toggle',
+] satisfies (keyof EngineCalls)[];
+
+let nextClientId = 1;
+
+/**
+ * Serves the engine on one JSON-RPC connection (a socket client or an in-process port). Errors
+ * travel as `WireError` data; a notification to a slow or gone client never blocks others.
+ */
+export const serveConnection = (
+  connection: MessageConnection,
+  engine: EngineHandlers,
+): AttachedClient => {
+  const client: AttachedClient = {
+    id: nextClientId++,
+    notify: (name, params) => {
+      connection.sendNotification(name, params).catch(() => {
+        // The client went away; its close handler detaches it.
+      });
+    },
+    ask: async (method, params, signal) => {
+      const source = new CancellationTokenSource();
+      const abort = () => source.cancel();
+      signal?.addEventListener('abort', abort, { once: true });
+      let onClose = { dispose: () => {} };
+      const closed = new Promise<never>((_resolve, reject) => {
+        onClose = connection.onClose(() =>
+          reject(new NifflerError('daemon-unreachable', 'the front-end went away')),
+        );
+      });
+      try {
+        return (await Promise.race([
+          connection.sendRequest(method, params, source.token),
+          closed,
+        ])) as ClientCalls[typeof method]['result'];
+      } finally {
+        onClose.dispose();
+        signal?.removeEventListener('abort', abort);
+        source.dispose();
+      }
+    },
+  };
+  for (const method of METHODS) {
+    connection.onRequest(method, async (params: unknown, token: CancellationToken) => {
+      const controller = new AbortController();
+      const subscription = token.onCancellationRequested(() => controller.abort());
+      try {
+        return await engine.handle(method, params ?? {}, { client, signal: controller.signal });
+      } catch (error) {
+        const wire = toWire(error);
+        delete wire.stack;
+        return new ResponseError<WireError>(WIRE_ERROR_CODE, wire.message, wire);
+      } finally {
+        subscription.dispose();
+      }
+    });
+  }
+  const detach = engine.attach(client);
+  connection.onClose(detach);
+  connection.listen();
+  return client;
+};
+
+/** Turns a JSON-RPC error from the engine back into a `NifflerError`. */
+export const fromResponseError = (error: unknown): NifflerError => {
+  if (error instanceof NifflerError) return error;
+  if (error instanceof ResponseError && error.code === WIRE_ERROR_CODE && error.data)
+    return fromWire(error.data as WireError);
+  if (error instanceof NifflerError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new NifflerError(
+    'daemon-unreachable',
+    `the daemon connection failed: ${message}; run niffler daemon status, or retry`,
+    {},
+    { cause: error },
+  );
+};

@@ -1,0 +1,39 @@
+import { MessageChannel } from 'node:worker_threads';
+import { createMessageConnection, PortMessageReader, PortMessageWriter } from 'vscode-jsonrpc/node';
+import { Engine } from '../engine/engine.ts';
+import { silentLogger, type Logger } from '../log.ts';
+import type { Env } from '../paths.ts';
+import { connectPort, type EngineClient } from './client.ts';
+import { serveConnection } from './connection.ts';
+
+/**
+ * Runs the engine inside this process (`--no-daemon`, tests) and connects to it over a
+ * `MessageChannel`: the same JSON-RPC protocol as the daemon socket, another carrier.
+ */
+export const startInProcess = async (options: {
+  root: string;
+  env?: Env;
+  log?: Logger;
+}): Promise<{ client: EngineClient; engine: Engine; close: () => Promise<void> }> => {
+  const engine = await Engine.create({
+    root: options.root,
+    env: options.env,
+    log: options.log ?? silentLogger,
+    socket: null,
+  });
+  const { port1, port2 } = new MessageChannel();
+  serveConnection(
+    createMessageConnection(new PortMessageReader(port2), new PortMessageWriter(port2)),
+    engine,
+  );
+  const client = connectPort(port1);
+  return {
+    client,
+    engine,
+    close: async () => {
+      client.close();
+      port2.close();
+      await engine.close();
+    },
+  };
+};

@@ -1,0 +1,23 @@
+import path from 'node:path';
+import { runDaemon } from './server.ts';
+
+// The daemon process entry (dist/daemon.js): `node dist/daemon.js --root DIR`. Started detached by
+// a front-end; says `ready` on stdout (when it is a pipe) once its socket accepts connections.
+const rootIndex = process.argv.indexOf('--root');
+const root = rootIndex > 0 ? process.argv[rootIndex + 1] : undefined;
+if (!root) {
+  process.stderr.write('usage: daemon.js --root DIR\n');
+  process.exit(2);
+}
+try {
+  await runDaemon({
+    root: path.resolve(root),
+    onListening: () => {
+      if (!process.stdout.isTTY) process.stdout.write('ready\n');
+    },
+  });
+  process.exit(0);
+} catch (error) {
+  process.stderr.write(`niffler daemon failed: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+}

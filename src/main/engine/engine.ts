@@ -1,0 +1,420 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type {
+  McpElicitationAnswer,
+  McpSamplingAnswer,
+  McpServerStatus,
+} from '../../workers/protocol/mcp.ts';
+import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import type { AttachedClient, EngineHandlers, RequestContext } from '../daemon/connection.ts';
+import type { Logger } from '../log.ts';
+import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
+import type {
+  DaemonStatus,
+  EngineMethod,
+  EngineNotification,
+  EngineNotifications,
+  ParamsOf,
+  PromptParams,
+  ResultOf,
+} from '../protocol.ts';
+import { ApiHost, resolveModelSpec } from '../threads/api.ts';
+import { McpHost, toServerSpec } from '../threads/mcp.ts';
+import { ToolsHost } from '../threads/tools.ts';
+import type { McpWorkerData } from '../../workers/protocol/mcp.ts';
+import { ApprovalStore } from './approvals.ts';
+import { watchConfigFiles } from './config-watch.ts';
+import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
+import { Session, type SessionDeps } from './session.ts';
+import { listSessions } from './transcript.ts';
+import { mcpHandlers, waitForServers } from './mcp-handlers.ts';
+import { ConfigSchema, type Config } from '../config/schema.ts';
+import { VERSION as VERSION_VALUE } from '../version.ts';
+
+export interface EngineOptions {
+  root: string;
+  env?: Env;
+  log: Logger;
+  /** The socket the daemon listens on (null in-process). */
+  socket?: string | null;
+  /** Called when a front-end asks the daemon to stop, or one of another version asks it to restart. */
+  onStopRequested?: (reason: string) => void;
+  /** Called whenever clients or running turns change, for the idle timer. */
+  onActivity?: () => void;
+}
+
+interface ActiveTurn {
+  client: AttachedClient;
+  params: PromptParams;
+  signal: AbortSignal;
+}
+
+const workerData = (
+  root: string,
+  loaded: LoadedConfig | null,
+  paths: NifflerPaths,
+): McpWorkerData => ({
+  servers: (loaded?.servers ?? []).map(toServerSpec),
+  root,
+  roots: [root, ...(loaded?.config.tools.allowedPaths ?? []).map((p) => path.resolve(root, p))],
+  logsDir: paths.mcpLogsDir,
+  outputsDir: paths.outputsDir,
+  logLevel: loaded?.config.mcp.logLevel ?? 'info',
+  maxOutputChars: loaded?.config.tools.output.maxChars ?? 30_000,
+});
+
+/**
+ * The engine: config (reloaded on change, last good kept), the three worker owners, sessions and
+ * the requests of every attached front-end. Runs in the daemon or in-process.
+ */
+export class Engine implements EngineHandlers {
+  readonly startedAt = Date.now();
+  readonly paths: NifflerPaths;
+  readonly api: ApiHost;
+  readonly approvals: ApprovalStore;
+  #tools: ToolsHost | undefined;
+  #loaded: LoadedConfig | null;
+  #configError: string | null;
+  readonly #clients = new Set<AttachedClient>();
+  readonly #sessions = new Map<string, Session>();
+  readonly #active = new Map<string, ActiveTurn>();
+  #stopWatching: () => void = () => {};
+  #closed = false;
+
+  private constructor(
+    readonly options: EngineOptions,
+    loaded: LoadedConfig | null,
+    configError: string | null,
+    readonly mcp: McpHost,
+  ) {
+    this.paths = nifflerPaths(options.root, options.env);
+    this.#loaded = loaded;
+    this.#configError = configError;
+    this.api = new ApiHost({ log: options.log.child({ scope: 'api' }) });
+    this.approvals = new ApprovalStore(path.join(this.paths.home, 'approvals.json'), options.root);
+    mcp.on((event) => {
+      if (event.type === 'status') this.broadcast('mcp/status-changed', event.status);
+    });
+    mcp.setElicitationHandler((request) => this.#elicit(request.server, request.elicitation));
+    mcp.setSamplingHandler((request) => this.#sample(request.server, request.params));
+    this.#watch();
+  }
+
+  /** Loads the config (a broken one is reported, not fatal) and starts the MCP worker. */
+  static async create(options: EngineOptions): Promise<Engine> {
+    const env = options.env ?? process.env;
+    const paths = nifflerPaths(options.root, env);
+    mkdirSync(paths.mcpLogsDir, { recursive: true, mode: 0o700 });
+    const result = loadConfig({ root: options.root, env });
+    const loaded = result.ok ? result.value : null;
+    const configError = result.ok ? null : result.error.message;
+    if (configError) options.log.error('config invalid at start', { error: configError });
+    const mcp = await McpHost.start(workerData(options.root, loaded, paths), {
+      logger: options.log.child({ scope: 'mcp' }),
+    });
+    const engine = new Engine(options, loaded, configError, mcp);
+    await engine.approvals.load();
+    return engine;
+  }
+
+  get loaded(): LoadedConfig | null {
+    return this.#loaded;
+  }
+
+  get config(): Config {
+    return this.#loaded?.config ?? ConfigSchema.parse({});
+  }
+
+  get configError(): string | null {
+    return this.#configError;
+  }
+
+  get clients(): number {
+    return this.#clients.size;
+  }
+
+  get runningTurns(): number {
+    return this.#active.size;
+  }
+
+  get tools(): ToolsHost {
+    this.#tools ??= new ToolsHost({
+      root: this.options.root,
+      tools: this.config.tools,
+      env: this.options.env,
+    });
+    return this.#tools;
+  }
+
+  attach(client: AttachedClient): () => void {
+    this.#clients.add(client);
+    this.options.onActivity?.();
+    return () => {
+      this.#clients.delete(client);
+      this.options.onActivity?.();
+    };
+  }
+
+  broadcast<N extends EngineNotification>(name: N, params: EngineNotifications[N]): void {
+    for (const client of this.#clients) client.notify(name, params);
+  }
+
+  async handle<M extends EngineMethod>(
+    method: M,
+    params: ParamsOf<M>,
+    context: RequestContext,
+  ): Promise<ResultOf<M>> {
+    const handler = this.#handlers[method] as (
+      params: ParamsOf<M>,
+      context: RequestContext,
+    ) => Promise<ResultOf<M>>;
+    return handler(params, context);
+  }
+
+  readonly #handlers: {
+    [M in EngineMethod]: (params: ParamsOf<M>, context: RequestContext) => Promise<ResultOf<M>>;
+  } = {
+    ...mcpHandlers(this),
+    hello: async (params) => {
+      if (params.version !== this.version) {
+        this.options.log.info('front-end of another version: restarting when idle', {
+          ours: this.version,
+          theirs: params.version,
+        });
+        void this.#whenIdle().then(() =>
+          this.options.onStopRequested?.(`front-end version ${params.version}`),
+        );
+        return { ok: false, reason: 'version-mismatch', version: this.version, pid: process.pid };
+      }
+      return { ok: true, version: this.version, pid: process.pid, root: this.options.root };
+    },
+    'daemon/status': async () => this.status(),
+    'daemon/stop': async () => {
+      // After this reply has been written.
+      setImmediate(() => this.options.onStopRequested?.('niffler daemon stop'));
+      return { stopping: true };
+    },
+    'session/open': async (params) => {
+      const deps = this.#sessionDeps();
+      let session: Session;
+      let warnings: string[] = [];
+      const resumeId =
+        params.resume ??
+        (params.continue ? listSessions(this.paths.sessionsDir)[0]?.id : undefined);
+      if (params.continue && !resumeId)
+        warnings.push('no earlier session in this workspace: starting a new one');
+      if (resumeId) {
+        const existing = this.#sessions.get(resumeId);
+        if (existing) session = existing;
+        else ({ session, warnings } = Session.resume(deps, resumeId));
+      } else session = Session.create(deps);
+      this.#sessions.set(session.id, session);
+      return {
+        sessionId: session.id,
+        messages: session.messages,
+        warnings,
+        model: this.config.model,
+      };
+    },
+    'session/prompt': async (params, { client, signal }) => {
+      const session = this.#session(params.sessionId);
+      this.#active.set(session.id, { client, params, signal });
+      this.options.onActivity?.();
+      try {
+        await waitForServers(this, undefined, signal);
+        return await session.prompt(
+          params,
+          {
+            emit: (event) => client.notify('session/event', { sessionId: session.id, event }),
+            ask: (method, p, s) => client.ask(method, p, s),
+          },
+          signal,
+        );
+      } finally {
+        this.#active.delete(session.id);
+        this.options.onActivity?.();
+      }
+    },
+    'session/list': async () =>
+      listSessions(this.paths.sessionsDir).map(({ file: _file, ...summary }) => summary),
+    'session/toggle': async ({ sessionId, name, enabled }) => {
+      const session = this.#session(sessionId);
+      if (enabled) session.disabled.delete(name);
+      else session.disabled.add(name);
+      return { disabled: [...session.disabled] };
+    },
+  };
+
+  get version(): string {
+    return VERSION_VALUE;
+  }
+
+  #session(id: string): Session {
+    const session = this.#sessions.get(id);
+    if (session) return session;
+    const { session: resumed } = Session.resume(this.#sessionDeps(), id);
+    this.#sessions.set(id, resumed);
+    return resumed;
+  }
+
+  #sessionDeps(): SessionDeps {
+    return {
+      root: this.options.root,
+      sessionsDir: this.paths.sessionsDir,
+      api: this.api,
+      tools: this.tools,
+      mcp: this.mcp,
+      approvals: this.approvals,
+      config: () => this.#loaded ?? this.#defaultLoaded(),
+      resolveModel: (name) => resolveModelSpec(this.config, name, this.options.env ?? process.env),
+    };
+  }
+
+  #defaultLoaded(): LoadedConfig {
+    const result = loadConfig({ root: this.options.root, env: {} });
+    if (result.ok) return result.value;
+    throw result.error;
+  }
+
+  /** The front-end whose turn runs now: the one asked for approvals, elicitations and sampling. */
+  #activeTurn(): ActiveTurn | undefined {
+    return [...this.#active.values()].at(-1);
+  }
+
+  async #elicit(
+    server: string,
+    elicitation: Parameters<typeof applyElicitationDefaults>[0],
+  ): Promise<McpElicitationAnswer> {
+    const turn = this.#activeTurn();
+    if (turn?.params.interactive)
+      return turn.client.ask('elicitation/ask', { server, elicitation }, turn.signal);
+    if (turn?.params.yes)
+      return { action: 'accept', content: applyElicitationDefaults(elicitation) };
+    return {
+      action: 'decline',
+      reason: turn
+        ? 'one-shot mode without --yes: nobody can answer'
+        : 'no user interface is attached to answer it',
+    };
+  }
+
+  async #sample(
+    server: string,
+    params: Parameters<typeof summarizeSampling>[0],
+  ): Promise<McpSamplingAnswer> {
+    const turn = this.#activeTurn();
+    if (!turn) return { ok: false, reason: 'no session is running to approve a sampling request' };
+    if (!turn.params.yes) {
+      if (!turn.params.interactive)
+        return { ok: false, reason: 'one-shot mode without --yes: sampling needs approval' };
+      const { approve } = await turn.client.ask(
+        'sampling/ask',
+        { server, summary: summarizeSampling(params), maxTokens: params.maxTokens },
+        turn.signal,
+      );
+      if (!approve) return { ok: false, reason: 'the user declined the sampling request' };
+    }
+    const model = resolveModelSpec(
+      this.config,
+      turn.params.model ?? this.config.model,
+      this.options.env ?? process.env,
+    );
+    const messages = params.messages.map((m) => ({
+      role: m.role,
+      content:
+        typeof m.content === 'object' && m.content && 'text' in m.content
+          ? String(m.content.text)
+          : '',
+    }));
+    const system =
+      typeof params['systemPrompt'] === 'string'
+        ? [{ role: 'system' as const, content: params['systemPrompt'] }]
+        : [];
+    let text = '';
+    for await (const event of this.api.stream(
+      {
+        model: { ...model, maxTokens: params.maxTokens },
+        messages: [...system, ...messages],
+        tools: [],
+      },
+      turn.signal,
+    ))
+      if (event.type === 'text') text += event.text;
+    return {
+      ok: true,
+      model: model.model,
+      role: 'assistant',
+      content: { type: 'text', text },
+      stopReason: 'endTurn',
+    };
+  }
+
+  async #whenIdle(): Promise<void> {
+    while (this.#active.size > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+
+  status(): DaemonStatus {
+    const memory = process.memoryUsage();
+    return {
+      pid: process.pid,
+      version: this.version,
+      root: this.options.root,
+      socket: this.options.socket ?? null,
+      startedAt: this.startedAt,
+      uptimeMs: Date.now() - this.startedAt,
+      clients: this.#clients.size,
+      runningTurns: this.#active.size,
+      memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
+      configFiles: this.#loaded?.files ?? [],
+      configError: this.#configError,
+      idleMinutes: this.config.daemon.idleMinutes,
+      logFile: this.paths.daemonLog,
+    };
+  }
+
+  /** Re-reads the config: a valid one is applied (only changed servers restart), a broken one reported. */
+  async reload(): Promise<void> {
+    const result = loadConfig({ root: this.options.root, env: this.options.env ?? process.env });
+    if (!result.ok) {
+      this.#configError = result.error.message;
+      this.options.log.warn('config reload failed; keeping the last good config', {
+        error: result.error.message,
+      });
+      this.broadcast('config/changed', { ok: false, error: result.error.message, warnings: [] });
+      return;
+    }
+    this.#loaded = result.value;
+    this.#configError = null;
+    const applied = await this.mcp.updateServers(result.value.servers.map(toServerSpec));
+    this.options.log.info('config reloaded', { ...applied });
+    this.broadcast('config/changed', { ok: true, warnings: result.value.warnings });
+    this.#watch();
+  }
+
+  #watch(): void {
+    this.#stopWatching();
+    const paths = this.paths;
+    const files = this.#loaded?.files.map((f) => f.file) ?? [
+      paths.globalConfig,
+      paths.repoConfig,
+      paths.mcpJson,
+    ];
+    this.#stopWatching = watchConfigFiles(files, () => {
+      if (!this.#closed) void this.reload();
+    });
+  }
+
+  /** Current status of every server (for `mcp status`). */
+  serverStatus(): Promise<McpServerStatus[]> {
+    return this.mcp.status();
+  }
+
+  /** Stops watching, ends every session, server and pool task (no orphan processes). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stopWatching();
+    for (const session of this.#sessions.values()) session.close();
+    await Promise.allSettled([this.mcp.close(), this.api.close(), this.#tools?.close()]);
+  }
+}

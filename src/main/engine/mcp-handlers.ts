@@ -1,0 +1,102 @@
+import type { McpServerStatus } from '../../workers/protocol/mcp.ts';
+import type { ResolvedServer } from '../config/load.ts';
+import type { RequestContext } from '../daemon/connection.ts';
+import { NifflerError } from '../errors.ts';
+import type { ParamsOf, ResultOf } from '../protocol.ts';
+import type { Engine } from './engine.ts';
+
+type McpMethod = 'mcp/status' | 'mcp/start' | 'mcp/stop' | 'mcp/restart' | 'mcp/tools' | 'mcp/call';
+
+/** A configured, enabled, trusted server by name, or an error that names the next step. */
+export const knownServer = (engine: Engine, name: string): ResolvedServer => {
+  const server = engine.loaded?.servers.find((s) => s.name === name);
+  if (!server) {
+    const known = engine.loaded?.servers.map((s) => s.name) ?? [];
+    throw new NifflerError(
+      'mcp-not-found',
+      `no server named "${name}"${known.length ? ` (configured: ${known.join(', ')})` : ''}; add one with niffler mcp add ${name} -- COMMAND`,
+    );
+  }
+  if (server.trust === 'new' || server.trust === 'changed')
+    throw new NifflerError(
+      'untrusted',
+      `server "${name}" is untrusted (from ${server.source.file ?? 'this repository'}); review it with niffler mcp list, then run niffler trust`,
+    );
+  if (!server.enabled)
+    throw new NifflerError(
+      'mcp-not-found',
+      `server "${name}" is disabled in the config; set enabled: true to use it`,
+    );
+  return server;
+};
+
+/**
+ * Resolves once none of `names` (default: all) is `starting` — each server's own start-up timeout
+ * bounds that — or when `signal` aborts. Driven by the worker's status events, no polling.
+ */
+export const waitForServers = async (
+  engine: Engine,
+  names: string[] | undefined,
+  signal?: AbortSignal,
+): Promise<McpServerStatus[]> => {
+  const pending = (all: McpServerStatus[]) =>
+    all.filter((s) => (!names || names.includes(s.name)) && s.state === 'starting');
+  let changed: () => void = () => {};
+  const off = engine.mcp.on((event) => {
+    if (event.type === 'status' || event.type === 'worker-exit') changed();
+  });
+  try {
+    for (;;) {
+      const next = new Promise<void>((resolve) => (changed = resolve));
+      const all = await engine.mcp.status();
+      if (pending(all).length === 0 || signal?.aborted) return all;
+      await Promise.race([
+        next,
+        new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true })),
+      ]);
+    }
+  } finally {
+    off();
+  }
+};
+
+/** The `mcp/*` requests of the front-end protocol. */
+export const mcpHandlers = (
+  engine: Engine,
+): {
+  [M in McpMethod]: (params: ParamsOf<M>, context: RequestContext) => Promise<ResultOf<M>>;
+} => ({
+  'mcp/status': async ({ wait }, { signal }) => ({
+    servers: wait ? await waitForServers(engine, undefined, signal) : await engine.mcp.status(),
+    configError: engine.configError,
+    warnings: engine.loaded?.warnings ?? [],
+  }),
+  'mcp/start': async ({ name }) => engine.mcp.startServer(knownServer(engine, name).name),
+  'mcp/stop': async ({ name }) => engine.mcp.stopServer(knownServer(engine, name).name),
+  'mcp/restart': async ({ name }) => engine.mcp.restartServer(knownServer(engine, name).name),
+  'mcp/tools': async ({ server }, { signal }) => {
+    if (server) knownServer(engine, server);
+    await waitForServers(engine, server ? [server] : undefined, signal);
+    const tools = await engine.mcp.listTools();
+    return server ? tools.filter((tool) => tool.server === server) : tools;
+  },
+  'mcp/call': async ({ server, tool, args }, { signal }) => {
+    knownServer(engine, server);
+    const [status] = (await waitForServers(engine, [server], signal)).filter(
+      (s) => s.name === server,
+    );
+    const info = (await engine.mcp.listTools()).find((t) => t.server === server && t.tool === tool);
+    if (!info) {
+      if (status && status.state !== 'ready')
+        throw new NifflerError(
+          'mcp-connect',
+          `server "${server}" is ${status.state}${status.lastError ? `: ${status.lastError.message}` : ''}; see niffler mcp logs ${server}`,
+        );
+      throw new NifflerError(
+        'mcp-not-found',
+        `server "${server}" has no tool "${tool}"; list its tools with niffler mcp tools ${server}`,
+      );
+    }
+    return engine.mcp.callTool(info.name, args, { signal });
+  },
+});

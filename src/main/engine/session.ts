@@ -1,0 +1,524 @@
+import type {
+  ChatMessage,
+  LlmEvent,
+  ModelSpec,
+  StreamRequest,
+  ToolCall,
+  ToolSpec,
+  Usage,
+} from '../../workers/protocol/api.ts';
+import type { McpToolInfo } from '../../workers/protocol/mcp.ts';
+import type { ToolResult } from '../../workers/protocol/tool-result.ts';
+import type { ToolDefinition } from '../../workers/protocol/tools.ts';
+import type { LoadedConfig } from '../config/load.ts';
+import { NifflerError, toWire } from '../errors.ts';
+import type {
+  ClientCalls,
+  ClientMethod,
+  PromptParams,
+  SessionEvent,
+  TurnOutcome,
+  TurnSummary,
+} from '../protocol.ts';
+import { VERSION } from '../version.ts';
+import { explainApproval, type ApprovalStore } from './approvals.ts';
+import { buildSystemPrompt } from './prompt.ts';
+import { newSessionId, readTranscript, Transcript } from './transcript.ts';
+
+/** The API worker as the loop sees it. */
+export interface LlmStreamer {
+  stream(request: StreamRequest, signal: AbortSignal): AsyncIterable<LlmEvent>;
+}
+
+/** The tools pool as the loop sees it. */
+export interface BuiltinTools {
+  definitions(): ToolDefinition[];
+  run(
+    call: { name: string; args: unknown; sessionId?: string },
+    signal: AbortSignal,
+  ): Promise<ToolResult>;
+}
+
+/** The MCP worker as the loop sees it. */
+export interface McpTools {
+  listTools(): Promise<McpToolInfo[]>;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal },
+  ): Promise<ToolResult>;
+}
+
+export interface SessionDeps {
+  root: string;
+  sessionsDir: string;
+  api: LlmStreamer;
+  tools: BuiltinTools;
+  mcp: McpTools;
+  approvals: ApprovalStore;
+  config: () => LoadedConfig;
+  resolveModel: (name: string) => ModelSpec;
+}
+
+/** How a turn talks to the front-end that started it. */
+export interface TurnIO {
+  emit(event: SessionEvent): void;
+  ask<M extends ClientMethod>(
+    method: M,
+    params: ClientCalls[M]['params'],
+    signal: AbortSignal,
+  ): Promise<ClientCalls[M]['result']>;
+}
+
+interface ToolEntry {
+  spec: ToolSpec;
+  kind: 'builtin' | 'mcp';
+  readOnly: boolean;
+  defaultPolicy?: 'allow' | 'ask';
+  server?: string;
+  destructive: boolean;
+}
+
+const zeroUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0 });
+const addUsage = (a: Usage, b: Usage): Usage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens,
+  ...(a.cacheReadTokens !== undefined || b.cacheReadTokens !== undefined
+    ? { cacheReadTokens: (a.cacheReadTokens ?? 0) + (b.cacheReadTokens ?? 0) }
+    : {}),
+  ...(a.reasoningTokens !== undefined || b.reasoningTokens !== undefined
+    ? { reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0) }
+    : {}),
+});
+
+const failed = (
+  code: Extract<ToolResult, { ok: false }>['error']['code'],
+  message: string,
+): ToolResult => ({ ok: false, error: { code, message } });
+
+/**
+ * One conversation: its history, transcript and per-session tool switches. `prompt` runs a turn:
+ * stream → tool calls → approvals → run (read-only calls in parallel, others in order) → results →
+ * repeat until the model answers or `agent.maxSteps`. Every message is on disk before the next step.
+ */
+export class Session {
+  readonly messages: ChatMessage[];
+  readonly disabled = new Set<string>();
+  usage: Usage = zeroUsage();
+  costUsd = 0;
+  #turn: number;
+  #running = false;
+
+  private constructor(
+    readonly id: string,
+    private readonly deps: SessionDeps,
+    private readonly transcript: Transcript,
+    messages: ChatMessage[],
+    turn: number,
+  ) {
+    this.messages = messages;
+    this.#turn = turn;
+  }
+
+  static create(deps: SessionDeps): Session {
+    const id = newSessionId();
+    const transcript = Transcript.open(deps.sessionsDir, id);
+    transcript.append({
+      type: 'session',
+      id,
+      root: deps.root,
+      createdAt: new Date().toISOString(),
+      version: VERSION,
+    });
+    return new Session(id, deps, transcript, [], 0);
+  }
+
+  /** Reopens a session from its transcript (torn lines skipped, reported in `warnings`). */
+  static resume(deps: SessionDeps, id: string): { session: Session; warnings: string[] } {
+    const loaded = readTranscript(deps.sessionsDir, id);
+    const turns = loaded.entries.filter((e) => e.type === 'turn-start').length;
+    const session = new Session(
+      id,
+      deps,
+      Transcript.open(deps.sessionsDir, id),
+      loaded.messages,
+      turns,
+    );
+    for (const entry of loaded.entries)
+      if (entry.type === 'turn-end') session.usage = addUsage(session.usage, entry.usage);
+    return { session, warnings: loaded.warnings };
+  }
+
+  get isRunning(): boolean {
+    return this.#running;
+  }
+
+  close(): void {
+    this.transcript.close();
+  }
+
+  #record(message: ChatMessage, extra: { model?: string; usage?: Usage } = {}): void {
+    this.messages.push(message);
+    this.transcript.append({
+      type: 'message',
+      time: new Date().toISOString(),
+      turn: this.#turn,
+      message,
+      ...extra,
+    });
+  }
+
+  async #toolTable(): Promise<Map<string, ToolEntry>> {
+    const table = new Map<string, ToolEntry>();
+    for (const def of this.deps.tools.definitions()) {
+      if (this.disabled.has(def.name)) continue;
+      table.set(def.name, {
+        spec: { name: def.name, description: def.description, inputSchema: def.parameters },
+        kind: 'builtin',
+        readOnly: def.readOnly,
+        defaultPolicy: def.defaultPolicy,
+        destructive: !def.readOnly,
+      });
+    }
+    for (const tool of await this.deps.mcp.listTools()) {
+      if (this.disabled.has(tool.name) || this.disabled.has(tool.server)) continue;
+      table.set(tool.name, {
+        spec: {
+          name: tool.name,
+          description: tool.description ?? tool.title ?? tool.tool,
+          inputSchema: tool.inputSchema,
+        },
+        kind: 'mcp',
+        readOnly: tool.annotations?.readOnlyHint === true,
+        server: tool.server,
+        destructive: tool.annotations?.destructiveHint === true,
+      });
+    }
+    return table;
+  }
+
+  /** Runs one turn; never throws for model or tool failures (they end up in the summary). */
+  async prompt(params: PromptParams, io: TurnIO, signal: AbortSignal): Promise<TurnSummary> {
+    if (this.#running)
+      throw new NifflerError(
+        'usage',
+        `session ${this.id} is already running a turn; wait for it or cancel it`,
+      );
+    this.#running = true;
+    const config = this.deps.config().config;
+    const modelName = params.model ?? config.model;
+    const turn = ++this.#turn;
+    let usage = zeroUsage();
+    let steps = 0;
+    const denied: string[] = [];
+    let lastText = '';
+    const end = (outcome: TurnOutcome, error?: string): TurnSummary => {
+      const prices = config.models[modelName]?.prices;
+      const costUsd = prices
+        ? (usage.inputTokens * prices.input + usage.outputTokens * prices.output) / 1e6
+        : undefined;
+      this.usage = addUsage(this.usage, usage);
+      if (costUsd !== undefined) this.costUsd += costUsd;
+      const summary: TurnSummary = {
+        outcome,
+        text: lastText,
+        usage,
+        steps,
+        denied,
+        ...(costUsd !== undefined ? { costUsd } : {}),
+        ...(error ? { error } : {}),
+      };
+      this.transcript.append({
+        type: 'turn-end',
+        time: new Date().toISOString(),
+        turn,
+        outcome,
+        usage,
+        steps,
+        ...(costUsd !== undefined ? { costUsd } : {}),
+        ...(error ? { error } : {}),
+      });
+      io.emit({ type: 'turn-end', summary });
+      this.#running = false;
+      return summary;
+    };
+    try {
+      const model = this.deps.resolveModel(modelName);
+      this.transcript.append({
+        type: 'turn-start',
+        time: new Date().toISOString(),
+        turn,
+        model: modelName,
+      });
+      io.emit({ type: 'turn-start', turn, model: modelName });
+      this.#record({ role: 'user', content: params.text });
+      const table = await this.#toolTable();
+      const system = buildSystemPrompt(this.deps.root, { hasTools: table.size > 0 });
+      for (steps = 1; steps <= config.agent.maxSteps; steps++) {
+        if (signal.aborted) return end('cancelled');
+        const step = await this.#stream(model, system, table, io, signal);
+        usage = addUsage(usage, step.usage);
+        io.emit({ type: 'usage', usage });
+        const calls = [...step.calls];
+        if (step.text || step.reasoning || calls.length)
+          this.#record(
+            {
+              role: 'assistant',
+              content: step.text,
+              ...(step.reasoning ? { reasoning: step.reasoning } : {}),
+              ...(calls.length ? { toolCalls: calls } : {}),
+            },
+            { model: modelName, usage: step.usage },
+          );
+        if (step.text) lastText = step.text;
+        if (step.cancelled) {
+          this.#fillMissing(calls, 'the turn was cancelled before this call ran');
+          return end('cancelled');
+        }
+        if (calls.length === 0) return end('answered');
+        await this.#runCalls(calls, step.invalid, table, params, io, signal, denied);
+        if (signal.aborted) return end('cancelled');
+      }
+      steps = config.agent.maxSteps;
+      io.emit({
+        type: 'notice',
+        level: 'warn',
+        text: `stopped after ${steps} steps (agent.maxSteps); send "continue" to let the model go on`,
+      });
+      return end('max-steps');
+    } catch (error) {
+      if (signal.aborted) return end('cancelled');
+      const wire = toWire(error);
+      io.emit({ type: 'notice', level: 'warn', text: wire.message });
+      return end('error', wire.message);
+    }
+  }
+
+  async #stream(
+    model: ModelSpec,
+    system: string,
+    table: Map<string, ToolEntry>,
+    io: TurnIO,
+    signal: AbortSignal,
+  ) {
+    let text = '';
+    let reasoning = '';
+    let stepUsage = zeroUsage();
+    const calls: ToolCall[] = [];
+    const invalid = new Map<string, string>();
+    const request: StreamRequest = {
+      model,
+      messages: [{ role: 'system', content: system }, ...this.messages],
+      tools: [...table.values()].map((t) => t.spec),
+    };
+    try {
+      for await (const event of this.deps.api.stream(request, signal)) {
+        switch (event.type) {
+          case 'text':
+            text += event.text;
+            io.emit({ type: 'text', text: event.text });
+            break;
+          case 'reasoning':
+            reasoning += event.text;
+            io.emit({ type: 'reasoning', text: event.text });
+            break;
+          case 'tool-call':
+            calls.push(event.call);
+            io.emit({
+              type: 'tool-call',
+              id: event.call.id,
+              name: event.call.name,
+              args: event.call.args,
+              ...(table.get(event.call.name)?.server
+                ? { server: table.get(event.call.name)!.server! }
+                : {}),
+            });
+            break;
+          case 'tool-call-invalid':
+            calls.push({ id: event.id, name: event.name, args: {} });
+            invalid.set(
+              event.id,
+              `your call to ${event.name} could not be read: ${event.message}. Write the call again with valid JSON arguments.`,
+            );
+            io.emit({ type: 'tool-call', id: event.id, name: event.name, args: {} });
+            break;
+          case 'usage':
+            stepUsage = addUsage(stepUsage, event.usage);
+            break;
+          case 'retry':
+            io.emit({
+              type: 'retry',
+              attempt: event.attempt,
+              delayMs: event.delayMs,
+              reason: event.reason,
+            });
+            break;
+          case 'tool-protocol':
+            io.emit({
+              type: 'notice',
+              level: 'info',
+              text: `${model.name}: ${event.reason}; using the text tool protocol`,
+            });
+            break;
+          case 'done':
+          case 'error':
+            break;
+        }
+      }
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      return { text, reasoning, calls, invalid, usage: stepUsage, cancelled: true };
+    }
+    return { text, reasoning, calls, invalid, usage: stepUsage, cancelled: signal.aborted };
+  }
+
+  /** Answers calls that never ran, so every tool call in the history has its result. */
+  #fillMissing(calls: ToolCall[], why: string): void {
+    const answered = new Set(
+      this.messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])),
+    );
+    for (const call of calls)
+      if (!answered.has(call.id))
+        this.#record({
+          role: 'tool',
+          toolCallId: call.id,
+          name: call.name,
+          result: failed('canceled', why),
+        });
+  }
+
+  async #decide(
+    call: ToolCall,
+    entry: ToolEntry,
+    params: PromptParams,
+    io: TurnIO,
+    signal: AbortSignal,
+  ): Promise<{ allowed: boolean; reason: string }> {
+    const config = this.deps.config();
+    const trustedServers = config.servers
+      .filter((s) => s.definition.trust === true)
+      .map((s) => s.name);
+    const outcome = explainApproval(
+      {
+        tool: call.name,
+        kind: entry.kind,
+        ...(entry.server ? { server: entry.server } : {}),
+        ...(entry.defaultPolicy ? { defaultPolicy: entry.defaultPolicy } : {}),
+        readOnly: entry.readOnly,
+        readOnlyHint: entry.kind === 'mcp' ? entry.readOnly : undefined,
+        destructiveHint: entry.destructive,
+      },
+      {
+        policy: config.config.tools.policy,
+        trustedServers,
+        ...this.deps.approvals.remembered(this.id),
+        yes: params.yes === true,
+      },
+    );
+    if (outcome.decision !== 'ask')
+      return { allowed: outcome.decision === 'allow', reason: outcome.reason };
+    if (!params.interactive)
+      return {
+        allowed: false,
+        reason: `${call.name} needs approval (${outcome.reason}); run with --yes or allow it in tools.policy`,
+      };
+    try {
+      const { answer } = await io.ask(
+        'approval/ask',
+        {
+          sessionId: this.id,
+          callId: call.id,
+          tool: call.name,
+          ...(entry.server ? { server: entry.server } : {}),
+          args: call.args,
+          readOnly: entry.readOnly,
+          destructive: entry.destructive,
+          reason: outcome.reason,
+        },
+        signal,
+      );
+      if (answer === 'session' || answer === 'repo')
+        await this.deps.approvals.remember(answer, this.id, call.name, 'allow');
+      return answer === 'deny'
+        ? { allowed: false, reason: 'the user denied it' }
+        : { allowed: true, reason: `approved (${answer})` };
+    } catch (error) {
+      if (signal.aborted) return { allowed: false, reason: 'the turn was cancelled' };
+      return { allowed: false, reason: `approval could not be asked: ${(error as Error).message}` };
+    }
+  }
+
+  async #runCalls(
+    calls: ToolCall[],
+    invalid: Map<string, string>,
+    table: Map<string, ToolEntry>,
+    params: PromptParams,
+    io: TurnIO,
+    signal: AbortSignal,
+    denied: string[],
+  ): Promise<void> {
+    type Planned = { call: ToolCall; entry?: ToolEntry; result?: ToolResult };
+    const planned: Planned[] = [];
+    for (const call of calls) {
+      const entry = table.get(call.name);
+      const bad = invalid.get(call.id);
+      if (bad) planned.push({ call, result: failed('invalid-args', bad) });
+      else if (!entry)
+        planned.push({
+          call,
+          result: failed(
+            'not-found',
+            `there is no tool named "${call.name}"; the available tools are: ${[...table.keys()].join(', ')}`,
+          ),
+        });
+      else {
+        const decision = await this.#decide(call, entry, params, io, signal);
+        if (decision.allowed) planned.push({ call, entry });
+        else {
+          denied.push(call.name);
+          io.emit({ type: 'tool-denied', id: call.id, name: call.name, reason: decision.reason });
+          planned.push({
+            call,
+            result: failed('denied', `the call was not run: ${decision.reason}`),
+          });
+        }
+      }
+    }
+    const run = async (item: Planned): Promise<void> => {
+      const started = performance.now();
+      if (!item.result && item.entry) {
+        item.result = signal.aborted
+          ? failed('canceled', 'the turn was cancelled before this call ran')
+          : item.entry.kind === 'builtin'
+            ? await this.deps.tools.run(
+                { name: item.call.name, args: item.call.args, sessionId: this.id },
+                signal,
+              )
+            : await this.deps.mcp.callTool(item.call.name, item.call.args, { signal });
+      }
+      io.emit({
+        type: 'tool-result',
+        id: item.call.id,
+        name: item.call.name,
+        result: item.result!,
+        ms: performance.now() - started,
+      });
+    };
+    // Consecutive read-only calls run together; anything that may change something runs alone, in order.
+    for (let i = 0; i < planned.length;) {
+      const batch = [planned[i]!];
+      if (planned[i]!.entry?.readOnly)
+        while (i + batch.length < planned.length && planned[i + batch.length]!.entry?.readOnly)
+          batch.push(planned[i + batch.length]!);
+      await Promise.all(batch.map(run));
+      i += batch.length;
+    }
+    for (const item of planned)
+      this.#record({
+        role: 'tool',
+        toolCallId: item.call.id,
+        name: item.call.name,
+        result: item.result!,
+      });
+  }
+}

@@ -1,0 +1,166 @@
+import type { McpServerStatus, McpToolInfo, McpTransportKind } from '../workers/protocol/mcp.ts';
+import type { ChatMessage, Usage } from '../workers/protocol/api.ts';
+import type { McpElicitation, McpElicitationAnswer } from '../workers/protocol/mcp.ts';
+import type { ToolResult } from '../workers/protocol/tool-result.ts';
+
+/**
+ * Front-end ⇄ engine protocol: JSON-RPC 2.0 method names with their params and results. The same
+ * methods travel over the daemon's Unix socket and, in-process (`--no-daemon`, tests), over a
+ * `MessageChannel`. The first request of every connection is `hello`, which compares versions.
+ */
+export interface EngineCalls {
+  hello: { params: { version: string; pid: number; client: string }; result: HelloResult };
+  'daemon/status': { params: Record<string, never>; result: DaemonStatus };
+  'daemon/stop': { params: Record<string, never>; result: { stopping: true } };
+  /** With `wait`, answers once no server is `starting` (bounded by the start-up timeouts). */
+  'mcp/status': { params: { wait?: boolean }; result: McpStatusResult };
+  'mcp/start': { params: { name: string }; result: McpServerStatus };
+  'mcp/stop': { params: { name: string }; result: McpServerStatus };
+  'mcp/restart': { params: { name: string }; result: McpServerStatus };
+  'mcp/tools': { params: { server?: string }; result: McpToolInfo[] };
+  'mcp/call': {
+    params: { server: string; tool: string; args: Record<string, unknown> };
+    result: ToolResult;
+  };
+  /** Opens a new session, or resumes one (`resume: ID`, or `continue`: the latest). */
+  'session/open': { params: { resume?: string; continue?: boolean }; result: SessionOpened };
+  /**
+   * Runs one turn. Events arrive as `session/event` notifications; approvals and elicitations as
+   * requests to this client. Cancelling the request cancels the turn.
+   */
+  'session/prompt': { params: PromptParams; result: TurnSummary };
+  'session/list': { params: Record<string, never>; result: SessionSummary[] };
+  /** Switches servers or tools off (or back on) for this session. */
+  'session/toggle': {
+    params: { sessionId: string; name: string; enabled: boolean };
+    result: { disabled: string[] };
+  };
+}
+
+/** Requests the engine sends to the front-end that started a turn. */
+export interface ClientCalls {
+  'approval/ask': { params: ApprovalAsk; result: { answer: ApprovalAnswer } };
+  'elicitation/ask': {
+    params: { server: string; elicitation: McpElicitation };
+    result: McpElicitationAnswer;
+  };
+  'sampling/ask': {
+    params: { server: string; summary: string; maxTokens: number };
+    result: { approve: boolean };
+  };
+}
+
+export type ClientMethod = keyof ClientCalls;
+
+export type ApprovalAnswer = 'once' | 'session' | 'repo' | 'deny';
+
+export interface ApprovalAsk {
+  sessionId: string;
+  callId: string;
+  tool: string;
+  server?: string;
+  args: Record<string, unknown>;
+  readOnly: boolean;
+  destructive: boolean;
+  reason: string;
+}
+
+export interface PromptParams {
+  sessionId: string;
+  text: string;
+  /** Approve every tool call that config does not deny (`--yes`). */
+  yes?: boolean;
+  model?: string;
+  /** False for one-shot runs: calls that need approval are denied, elicitations declined. */
+  interactive: boolean;
+}
+
+export interface SessionOpened {
+  sessionId: string;
+  messages: ChatMessage[];
+  warnings: string[];
+  model: string;
+}
+
+export interface SessionSummary {
+  id: string;
+  title: string;
+  updatedAt: string;
+  messages: number;
+}
+
+export type TurnOutcome = 'answered' | 'cancelled' | 'max-steps' | 'error';
+
+export interface TurnSummary {
+  outcome: TurnOutcome;
+  /** The final answer's text (the last assistant message). */
+  text: string;
+  usage: Usage;
+  costUsd?: number;
+  steps: number;
+  /** Tool calls that were denied (policy, one-shot without --yes, or the user). */
+  denied: string[];
+  error?: string;
+}
+
+/** What a front-end shows while a turn runs. */
+export type SessionEvent =
+  | { type: 'turn-start'; turn: number; model: string }
+  | { type: 'text'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'tool-call'; id: string; name: string; server?: string; args: Record<string, unknown> }
+  | { type: 'tool-denied'; id: string; name: string; reason: string }
+  | { type: 'tool-result'; id: string; name: string; result: ToolResult; ms: number }
+  | { type: 'retry'; attempt: number; delayMs: number; reason: string }
+  | { type: 'notice'; level: 'info' | 'warn'; text: string }
+  | { type: 'usage'; usage: Usage; costUsd?: number }
+  | { type: 'turn-end'; summary: TurnSummary };
+
+export type EngineMethod = keyof EngineCalls;
+export type ParamsOf<M extends EngineMethod> = EngineCalls[M]['params'];
+export type ResultOf<M extends EngineMethod> = EngineCalls[M]['result'];
+
+/** Notifications the engine pushes to every attached front-end. */
+export interface EngineNotifications {
+  'mcp/status-changed': McpServerStatus;
+  'config/changed': { ok: boolean; error?: string; warnings: string[] };
+  'session/event': { sessionId: string; event: SessionEvent };
+  /** Progress of a long request, keyed by the request's progress token. */
+  progress: { token: string; progress: number; total?: number; message?: string };
+}
+
+export type EngineNotification = keyof EngineNotifications;
+
+export type HelloResult =
+  | { ok: true; version: string; pid: number; root: string }
+  /** The daemon runs another version: it finishes its work, exits, and the front-end starts a new one. */
+  | { ok: false; reason: 'version-mismatch'; version: string; pid: number };
+
+export interface DaemonStatus {
+  pid: number;
+  version: string;
+  root: string;
+  socket: string | null;
+  startedAt: number;
+  uptimeMs: number;
+  clients: number;
+  runningTurns: number;
+  memory: { rssBytes: number; heapUsedBytes: number };
+  configFiles: { kind: string; file: string; exists: boolean }[];
+  configError: string | null;
+  idleMinutes: number;
+  logFile: string;
+}
+
+/** A configured server that the worker does not run (yet): how `mcp status` shows config errors. */
+export interface McpStatusResult {
+  servers: McpServerStatus[];
+  /** The last config reload failed: the daemon keeps its last good config and says why. */
+  configError: string | null;
+  warnings: string[];
+}
+
+export type { McpServerStatus, McpToolInfo, McpTransportKind, ToolResult };
+
+/** JSON-RPC error code carrying a `WireError` in `data`. */
+export const WIRE_ERROR_CODE = -32001;

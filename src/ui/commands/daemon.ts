@@ -1,0 +1,95 @@
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { NifflerError } from '../../main/errors.ts';
+import { nifflerPaths, tildify } from '../../main/paths.ts';
+import { findWorkspace } from '../../main/paths.ts';
+import type { GlobalOptions } from '../context.ts';
+import { withRunningDaemon } from '../engine.ts';
+import { formatBytes, formatDuration } from '../render/format.ts';
+import { print, printJson } from '../render/output.ts';
+
+/** `niffler daemon status [--json]`: pid, uptime, root, socket, clients, memory, config files. */
+export const daemonStatus = (options: GlobalOptions): Promise<void> =>
+  withRunningDaemon(options, async (client, root) => {
+    if (!client) {
+      if (options.json) printJson({ running: false, root, socket: nifflerPaths(root).socket });
+      else
+        print(
+          `No daemon runs for ${root}. Any niffler command that needs one starts it (e.g. niffler mcp status).`,
+        );
+      return;
+    }
+    const status = await client.request('daemon/status', {});
+    if (options.json) {
+      printJson({ running: true, ...status });
+      return;
+    }
+    print(
+      `daemon   pid ${status.pid}, version ${status.version}, up ${formatDuration(status.uptimeMs)}`,
+    );
+    print(`root     ${status.root}`);
+    print(`socket   ${status.socket ?? '(in-process)'}`);
+    print(
+      `clients  ${status.clients} attached, ${status.runningTurns} turn(s) running; exits after ${status.idleMinutes} min idle`,
+    );
+    print(
+      `memory   ${formatBytes(status.memory.rssBytes)} RSS, ${formatBytes(status.memory.heapUsedBytes)} heap`,
+    );
+    print(`log      ${tildify(status.logFile)}`);
+    print(
+      'config   ' +
+        (status.configFiles
+          .filter((f) => f.exists)
+          .map((f) => tildify(f.file))
+          .join(', ') || '(defaults only)'),
+    );
+    if (status.configError) print(`error    ${status.configError}`);
+  });
+
+const waitForExit = async (pid: number, timeoutMs: number): Promise<boolean> => {
+  const deadline = Date.now() + timeoutMs;
+  for (let wait = 5; Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+    await delay(wait);
+  }
+  return false;
+};
+
+/** `niffler daemon stop`: stops the daemon and every server it started. */
+export const daemonStop = (options: GlobalOptions): Promise<void> =>
+  withRunningDaemon(options, async (client, root) => {
+    if (!client) {
+      if (options.json) printJson({ stopped: false, running: false });
+      else print(`No daemon runs for ${root}.`);
+      return;
+    }
+    const { pid } = await client.request('daemon/status', {});
+    // The daemon may close the connection before its reply arrives: either way it is stopping.
+    await client.request('daemon/stop', {}).catch(() => undefined);
+    if (!(await waitForExit(pid, 20_000)))
+      throw new NifflerError(
+        'timeout',
+        `the daemon (pid ${pid}) did not stop within 20 s; end it with kill ${pid}`,
+      );
+    if (options.json) printJson({ stopped: true, pid });
+    else print(`stopped the daemon (pid ${pid}) and its servers`);
+  });
+
+/** `niffler daemon run [--root DIR]`: runs the daemon in the foreground (what the front-end spawns). */
+export const daemonRun = async (options: GlobalOptions & { root?: string }): Promise<void> => {
+  const root = options.root
+    ? path.resolve(options.root)
+    : findWorkspace(options.cwd ?? process.cwd()).root;
+  const { runDaemon } = await import('../../main/daemon/server.ts');
+  await runDaemon({
+    root,
+    onListening: () =>
+      process.stderr.write(
+        `niffler daemon for ${root} listening on ${nifflerPaths(root).socket}\n`,
+      ),
+  });
+};

@@ -1,0 +1,57 @@
+import type { EngineClient } from '../main/daemon/client.ts';
+import { findWorkspace } from '../main/paths.ts';
+import type { GlobalOptions } from './context.ts';
+import { info } from './render/output.ts';
+
+/**
+ * Runs `fn` against the engine of this workspace: the warm daemon (started when absent), or an
+ * in-process engine with `--no-daemon`. Always closes the connection.
+ */
+export const withEngine = async <T>(
+  options: GlobalOptions,
+  fn: (client: EngineClient) => Promise<T>,
+): Promise<T> => {
+  const { root } = findWorkspace(options.cwd ?? process.cwd());
+  if (options.daemon === false) {
+    const { startInProcess } = await import('../main/daemon/in-process.ts');
+    const engine = await startInProcess({ root });
+    try {
+      return await fn(engine.client);
+    } finally {
+      await engine.close();
+    }
+  }
+  const { connectDaemon } = await import('../main/daemon/lifecycle.ts');
+  const client = await connectDaemon({
+    root,
+    client: process.argv.slice(2).join(' '),
+    onStarting: () => {
+      if (process.stderr.isTTY) info('starting the niffler daemon for this repository…');
+    },
+  });
+  if (!client) throw new Error('unreachable: connectDaemon with start returns a client');
+  try {
+    return await fn(client);
+  } finally {
+    client.close();
+  }
+};
+
+/** Connects only if a daemon already runs (for `daemon status` / `daemon stop`). */
+export const withRunningDaemon = async <T>(
+  options: GlobalOptions,
+  fn: (client: EngineClient | null, root: string) => Promise<T>,
+): Promise<T> => {
+  const { root } = findWorkspace(options.cwd ?? process.cwd());
+  const { connectDaemon } = await import('../main/daemon/lifecycle.ts');
+  const client = await connectDaemon({
+    root,
+    start: false,
+    client: process.argv.slice(2).join(' '),
+  });
+  try {
+    return await fn(client, root);
+  } finally {
+    client?.close();
+  }
+};

@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import type { DaemonStatus, McpStatusResult } from '../../src/main/protocol.ts';
+import { isAlive, makeE2eWorkspace, publishedServersYaml } from './workspace.ts';
+
+type Running = DaemonStatus & { running: true };
+
+describe('daemon and niffler mcp (built binary, real servers)', () => {
+  it('the first mcp status starts the daemon, the second is served warm; mcp call echoes', async () => {
+    const ws = makeE2eWorkspace();
+    ws.writeGlobal(publishedServersYaml(ws.data));
+    expect(await ws.runJson<{ running: boolean }>(['daemon', 'status'])).toMatchObject({
+      running: false,
+    });
+
+    const first = await ws.runJson<McpStatusResult>(['mcp', 'status', '--wait']);
+    expect(first.servers.map((s) => [s.name, s.state])).toEqual([
+      ['everything', 'ready'],
+      ['filesystem', 'ready'],
+      ['memory', 'ready'],
+    ]);
+    const daemon = await ws.runJson<Running>(['daemon', 'status']);
+    expect(daemon.running).toBe(true);
+
+    const second = await ws.runJson<McpStatusResult>(['mcp', 'status']);
+    expect(second.servers.map((s) => s.pid)).toEqual(first.servers.map((s) => s.pid));
+    expect((await ws.runJson<Running>(['daemon', 'status'])).pid).toBe(daemon.pid);
+
+    const table = await ws.run(['mcp', 'status']);
+    expect(table.stdout).toMatch(
+      /^NAME\s+STATE\s+PID\s+UPTIME\s+RESTARTS\s+TOOLS\s+CALLS\s+ERRORS\s+P50\s+P95\s+LAST ERROR$/m,
+    );
+    expect(table.stdout).toMatch(/^everything\s+ready\s+\d+/m);
+
+    const echo = await ws.run([
+      'mcp',
+      'call',
+      'everything',
+      'echo',
+      '--args',
+      '{"message":"hello niffler"}',
+    ]);
+    expect(echo.exitCode).toBe(0);
+    expect(echo.stdout).toContain('hello niffler');
+
+    const tools = await ws.run(['mcp', 'tools', 'everything']);
+    expect(tools.stdout).toContain('everything__echo');
+  });
+
+  it('two front-ends starting at once share one daemon', async () => {
+    const ws = makeE2eWorkspace();
+    ws.writeGlobal(publishedServersYaml(ws.data));
+    const [a, b] = await Promise.all([
+      ws.runJson<McpStatusResult>(['mcp', 'status', '--wait']),
+      ws.runJson<McpStatusResult>(['mcp', 'status', '--wait']),
+    ]);
+    expect(a.servers.map((s) => s.pid)).toEqual(b.servers.map((s) => s.pid));
+  });
+
+  it('after kill -9 of the daemon, the next command brings it back cleanly', async () => {
+    const ws = makeE2eWorkspace();
+    ws.writeGlobal(publishedServersYaml(ws.data));
+    await ws.runJson(['mcp', 'status', '--wait']);
+    const { pid } = await ws.runJson<Running>(['daemon', 'status']);
+    process.kill(pid, 'SIGKILL');
+    const after = await ws.runJson<McpStatusResult>(['mcp', 'status', '--wait']);
+    expect(after.servers.every((s) => s.state === 'ready')).toBe(true);
+    const again = await ws.runJson<Running>(['daemon', 'status']);
+    expect(again.pid).not.toBe(pid);
+  });
+
+  it('mcp stop and daemon stop leave no child process', async () => {
+    const ws = makeE2eWorkspace();
+    ws.writeGlobal(publishedServersYaml(ws.data));
+    const status = await ws.runJson<McpStatusResult>(['mcp', 'status', '--wait']);
+    const pids = Object.fromEntries(status.servers.map((s) => [s.name, s.pid!]));
+    expect(Object.values(pids).every(isAlive)).toBe(true);
+
+    const stopped = await ws.run(['mcp', 'stop', 'memory']);
+    expect(stopped.stdout).toContain('stopped memory: stopped');
+    expect(isAlive(pids['memory']!)).toBe(false);
+
+    const { pid } = await ws.runJson<Running>(['daemon', 'status']);
+    expect((await ws.run(['daemon', 'stop'])).stdout).toContain(`stopped the daemon (pid ${pid})`);
+    expect(isAlive(pid)).toBe(false);
+    expect(isAlive(pids['everything']!)).toBe(false);
+    expect(isAlive(pids['filesystem']!)).toBe(false);
+  });
+
+  it('a broken config edit keeps the last good config and mcp status shows the error', async () => {
+    const ws = makeE2eWorkspace();
+    ws.writeGlobal(publishedServersYaml(ws.data));
+    const before = await ws.runJson<McpStatusResult>(['mcp', 'status', '--wait']);
+    ws.writeGlobal(publishedServersYaml(ws.data) + '  broken: [\n');
+    let after = await ws.runJson<McpStatusResult>(['mcp', 'status']);
+    for (let i = 0; i < 200 && after.configError === null; i++)
+      after = await ws.runJson<McpStatusResult>(['mcp', 'status']);
+    expect(after.configError).toMatch(/config\.yaml:\d+: /);
+    expect(after.servers.map((s) => [s.name, s.state, s.pid])).toEqual(
+      before.servers.map((s) => [s.name, s.state, s.pid]),
+    );
+  });
+
+  it('untrusted repo servers are listed as untrusted and never spawned', async () => {
+    const ws = makeE2eWorkspace();
+    ws.writeRepo(publishedServersYaml(ws.data));
+    const list = await ws.run(['mcp', 'list']);
+    expect(list.stdout).toMatch(/^everything\s+stdio\s+yes\s+no: untrusted/m);
+    const status = await ws.runJson<McpStatusResult>(['mcp', 'status', '--wait']);
+    expect(status.servers.map((s) => [s.state, s.pid])).toEqual([
+      ['untrusted', null],
+      ['untrusted', null],
+      ['untrusted', null],
+    ]);
+    const call = await ws.run(['mcp', 'call', 'everything', 'echo', '--args', '{"message":"x"}']);
+    expect(call.exitCode).toBe(1);
+    expect(call.stderr).toContain('server "everything" is untrusted');
+    expect(call.stderr).toContain('niffler trust');
+  });
+
+  it('mcp add and remove edit the YAML keeping comments', async () => {
+    const ws = makeE2eWorkspace();
+    ws.writeGlobal('# my servers\nmcpServers:\n  # keep me\n  a:\n    command: a\n');
+    const added = await ws.run([
+      'mcp',
+      'add',
+      'b',
+      '--scope',
+      'global',
+      '--env',
+      'K=v',
+      '--',
+      'node',
+      'server.js',
+      '--flag',
+    ]);
+    expect(added.exitCode).toBe(0);
+    const listed = await ws.runJson<{ name: string; target: string }[]>(['mcp', 'list']);
+    expect(listed.map((s) => [s.name, s.target])).toEqual([
+      ['a', 'a'],
+      ['b', 'node server.js --flag'],
+    ]);
+    await ws.run(['mcp', 'remove', 'a', '--scope', 'global']);
+    const { readFileSync } = await import('node:fs');
+    const text = readFileSync(`${ws.home}/config.yaml`, 'utf8');
+    expect(text).toContain('# my servers');
+    expect(text).not.toContain('command: a\n');
+    const missing = await ws.run(['mcp', 'remove', 'zzz']);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toContain('has no server "zzz"');
+  });
+});
