@@ -30,12 +30,12 @@ export interface ToolsHostOptions {
   env?: Env;
   /** Pool size; default 4. */
   maxThreads?: number;
+  /** Milliseconds a cancelled task has to return before its worker is terminated; default 5000. */
+  cancelGraceMs?: number;
 }
 
 /** Seconds a non-bash task may run before the host gives up on it and frees its worker. */
 const TASK_TIMEOUT_S = 120;
-/** How long a cancelled task has to return before its worker thread is terminated. */
-const CANCEL_GRACE_MS = 5000;
 
 const expandHome = (dir: string, env: Env): string =>
   dir === '~' || dir.startsWith('~/') ? path.join(env['HOME'] ?? '/', dir.slice(1)) : dir;
@@ -52,6 +52,7 @@ export class ToolsHost {
   readonly #disabled: Set<string>;
   readonly #groups = new Set<number>();
   readonly #running = new Set<Promise<ToolResult>>();
+  readonly #cancelGraceMs: number;
 
   constructor(options: ToolsHostOptions) {
     const env = options.env ?? process.env;
@@ -59,6 +60,7 @@ export class ToolsHost {
     const { tools } = options;
     this.#sessionsDir = paths.sessionsDir;
     this.#disabled = new Set(tools.disabled);
+    this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
     this.#context = {
       root: options.root,
       allowedPaths: tools.allowedPaths.map((dir) =>
@@ -147,7 +149,7 @@ export class ToolsHost {
     const stopped = new Promise<ToolResult>((resolve) => {
       stop = (result) => {
         port1.postMessage({ type: 'cancel' } satisfies ToolControlMessage);
-        const grace = setTimeout(() => terminate.abort(), CANCEL_GRACE_MS);
+        const grace = setTimeout(() => terminate.abort(), this.#cancelGraceMs);
         grace.unref();
         void running.finally(() => clearTimeout(grace));
         resolve(result);

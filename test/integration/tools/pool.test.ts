@@ -58,6 +58,32 @@ describe('ToolsHost: the real piscina pool and worker file', () => {
     expect(after).toMatchObject({ ok: true, output: 'healthy\n[exit code 0]' });
   });
 
+  it('terminates a worker that does not return after cancel, and the pool recovers', async () => {
+    const stuck = new ToolsHost({
+      root: repo.root,
+      tools: ToolsSchema.parse({}),
+      env: { NIFFLER_HOME: repo.home },
+      maxThreads: 1,
+      cancelGraceMs: 100,
+    });
+    repo.write({ 'redos.txt': `${'a'.repeat(40)}!\n` });
+    const cancel = new AbortController();
+    // A catastrophic regular expression keeps the worker's event loop busy: it cannot hear cancel.
+    const grep = stuck.run(
+      { name: 'grep', args: { pattern: '^(a+)+$', path: 'redos.txt' } },
+      cancel.signal,
+    );
+    cancel.abort();
+    expect(await grep).toMatchObject({ ok: false, error: { code: 'canceled' } });
+    await stuck.settled();
+    const next = await stuck.run(
+      { name: 'read_file', args: { path: 'redos.txt' } },
+      new AbortController().signal,
+    );
+    expect(next).toMatchObject({ ok: true });
+    await stuck.close();
+  });
+
   it('returns failures as results: bad args, unknown and disabled tools, aborted before start', async () => {
     const signal = new AbortController().signal;
     expect(await host.run({ name: 'read_file', args: { path: 42 } }, signal)).toMatchObject({
