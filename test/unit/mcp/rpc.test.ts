@@ -1,0 +1,106 @@
+import { MessageChannel } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NifflerError } from '../../../src/main/errors.ts';
+import { RpcChannel } from '../../../src/main/threads/rpc.ts';
+import { toServerSpec } from '../../../src/main/threads/mcp.ts';
+import type { ResolvedServer } from '../../../src/main/config/load.ts';
+
+type Calls = {
+  echo: { params: { text: string }; result: string };
+  hang: { params: object; result: never };
+};
+
+describe('RpcChannel over a real MessageChannel', () => {
+  const channel = new MessageChannel();
+  afterEach(() => channel.port2.removeAllListeners('message'));
+  const rpc = new RpcChannel<Calls>(channel.port1, 5_000);
+  channel.port1.on('message', (m: { type: string }) => rpc.handle(m));
+  channel.port1.unref();
+
+  it('pairs replies by id and forwards progress', async () => {
+    channel.port2.on('message', (m: { type: string; id: number; text?: string }) => {
+      if (m.type !== 'echo') return;
+      channel.port2.postMessage({ type: 'progress', id: m.id, progress: 1, total: 2 });
+      channel.port2.postMessage({ type: 'result', id: m.id, value: m.text });
+    });
+    const progress: unknown[] = [];
+    const [a, b] = await Promise.all([
+      rpc.request('echo', { text: 'a' }, { onProgress: (p) => progress.push(p) }),
+      rpc.request('echo', { text: 'b' }),
+    ]);
+    expect([a, b]).toEqual(['a', 'b']);
+    expect(progress).toEqual([{ progress: 1, total: 2 }]);
+  });
+
+  it('rebuilds errors, cancels on abort and times out', async () => {
+    let cancels = 0;
+    let twoCancels!: () => void;
+    const canceled = new Promise<void>((resolve) => (twoCancels = resolve));
+    channel.port2.on('message', (m: { type: string; id: number }) => {
+      if (m.type === 'cancel' && ++cancels === 2) twoCancels();
+      if (m.type === 'echo')
+        channel.port2.postMessage({
+          type: 'error',
+          id: m.id,
+          error: { code: 'mcp-call', message: 'no' },
+        });
+    });
+    await expect(rpc.request('echo', { text: 'x' })).rejects.toMatchObject({
+      name: 'NifflerError',
+      code: 'mcp-call',
+      message: 'no',
+    });
+    const controller = new AbortController();
+    const aborted = rpc.request('hang', {}, { signal: controller.signal });
+    controller.abort();
+    await expect(aborted).rejects.toMatchObject({ code: 'canceled' });
+    await expect(rpc.request('hang', {}, { timeoutMs: 20 })).rejects.toMatchObject({
+      code: 'timeout',
+    });
+    const pending = rpc.request('hang', {}, { timeoutMs: 0 });
+    rpc.rejectAll(new NifflerError('worker-exited', 'gone'));
+    await expect(pending).rejects.toMatchObject({ code: 'worker-exited' });
+    expect(rpc.size).toBe(0);
+    await canceled; // the aborted and the timed-out request were both canceled on the other side
+  });
+});
+
+describe('toServerSpec', () => {
+  const server = (over: Partial<ResolvedServer>): ResolvedServer => ({
+    name: 'gh',
+    displayName: 'GitHub',
+    definition: { command: 'gh-mcp', args: ['--x'], env: { T: '1' }, includeTools: ['a'] },
+    transport: 'stdio',
+    source: { kind: 'global' } as ResolvedServer['source'],
+    enabled: true,
+    trust: 'user',
+    timeoutMs: 60_000,
+    startupTimeoutMs: 30_000,
+    maxConcurrency: 4,
+    autoStart: true,
+    ...over,
+  });
+
+  it.each([
+    [{}, 'startable'],
+    [{ trust: 'trusted' as const }, 'startable'],
+    [{ trust: 'new' as const }, 'untrusted'],
+    [{ trust: 'changed' as const }, 'untrusted'],
+    [{ enabled: false }, 'disabled'],
+  ])('%j → gate %s', (over, gate) => {
+    expect(toServerSpec(server(over))).toEqual({
+      name: 'gh',
+      displayName: 'GitHub',
+      transport: 'stdio',
+      command: 'gh-mcp',
+      args: ['--x'],
+      env: { T: '1' },
+      includeTools: ['a'],
+      timeoutMs: 60_000,
+      startupTimeoutMs: 30_000,
+      maxConcurrency: 4,
+      autoStart: true,
+      gate,
+    });
+  });
+});
