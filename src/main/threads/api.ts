@@ -18,6 +18,7 @@ import { startWorker } from './entry.ts';
 export const DEFAULT_RETRY: RetrySettings = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
 /** Generous: a local server may take minutes to load a model before its first byte. */
 export const DEFAULT_STALL_TIMEOUT_MS = 180_000;
+const WATCHDOG_GRACE_MS = 10_000;
 
 const DEFAULT_BASE_URL = {
   openai: 'https://api.openai.com/v1',
@@ -149,10 +150,26 @@ export class ApiHost {
       queue.fail(new NifflerError('canceled', 'the request was canceled'));
     };
     signal?.addEventListener('abort', onAbort, { once: true });
+    // The worker times out a silent server itself; this catches a worker that stops answering.
+    const { model } = request;
+    const watchdogMs = model.stallTimeoutMs + model.retry.maxDelayMs + WATCHDOG_GRACE_MS;
+    let watchdog: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        this.#post({ type: 'cancel', id });
+        queue.fail(
+          new NifflerError('timeout', `the API worker sent nothing for ${watchdogMs / 1000}s`, {
+            model: model.name,
+          }),
+        );
+      }, watchdogMs);
+    };
     let finished = false;
     try {
       this.#post({ type: 'stream', id, request: this.#withMemory(request) });
       for (;;) {
+        arm();
         const event = await queue.next();
         if (event.type === 'error') {
           finished = true;
@@ -164,6 +181,7 @@ export class ApiHost {
         if (finished) return;
       }
     } finally {
+      clearTimeout(watchdog);
       signal?.removeEventListener('abort', onAbort);
       this.#streams.delete(id);
       if (!finished) this.#post({ type: 'cancel', id });

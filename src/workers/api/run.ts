@@ -2,17 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { LlmEvent, Provider, StreamRequest } from '../protocol/api.ts';
 import { classify, LlmFailure } from './failure.ts';
 import { applyTextProtocol } from './messages.ts';
-import { streamAnthropic } from './providers/anthropic.ts';
-import { streamOllama } from './providers/ollama.ts';
-import { streamOpenAi } from './providers/openai.ts';
 import { throwIfAborted, type ProviderStream, type WorkerLog } from './providers/provider.ts';
 import { backoffDelay, sleep } from './retry.ts';
 import { createTextProtocolParser } from './text-protocol.ts';
 
-const PROVIDERS: Record<Provider, ProviderStream> = {
-  openai: streamOpenAi,
-  anthropic: streamAnthropic,
-  ollama: streamOllama,
+// Each client library loads on first use, so the worker starts without all three.
+const PROVIDERS: Record<Provider, () => Promise<ProviderStream>> = {
+  openai: async () => (await import('./providers/openai.ts')).streamOpenAi,
+  anthropic: async () => (await import('./providers/anthropic.ts')).streamAnthropic,
+  ollama: async () => (await import('./providers/ollama.ts')).streamOllama,
 };
 
 type Emit = (event: LlmEvent) => void;
@@ -60,7 +58,8 @@ const runAttempt = async (
   const parser = isText ? createTextProtocolParser(newId) : undefined;
   arm();
   try {
-    const events = PROVIDERS[model.provider]({
+    const provider = await PROVIDERS[model.provider]();
+    const events = provider({
       spec: model,
       messages: isText ? applyTextProtocol(request.messages, request.tools) : request.messages,
       tools: isText ? [] : request.tools,
