@@ -20,7 +20,7 @@ export const listDir = async (
     return fail('invalid-args', `${target.display} is a file; use read_file or path_info`);
   const [root = context.root] = await allowedRoots(context, 'read');
   const lines: string[] = [];
-  let more = 0;
+  let more = false;
   const entries = walk({
     root,
     start: target.real,
@@ -29,8 +29,8 @@ export const listDir = async (
   });
   for await (const entry of entries) {
     if (lines.length >= MAX_ENTRIES) {
-      more++;
-      continue;
+      more = true;
+      break;
     }
     const indent = '  '.repeat(entry.depth - 1);
     const { dirent } = entry;
@@ -41,11 +41,16 @@ export const listDir = async (
   }
   const header = `${target.display}/`;
   if (lines.length === 0) return done(`${header}\n(empty, or everything in it is ignored)`);
-  const tail = more > 0 ? `\n(${more} more entries not shown; list a subdirectory)` : '';
+  const tail = more
+    ? `\n(more than ${MAX_ENTRIES} entries; list a subdirectory or less depth)`
+    : '';
   const { output, savedTo } = await capOutput(
     `${header}\n${lines.join('\n')}${tail}`,
     context,
     'list_dir',
   );
-  return done(output, { ...(savedTo ? { savedTo } : {}), data: { entries: lines.length + more } });
+  return done(output, {
+    ...(savedTo ? { savedTo } : {}),
+    data: { entries: lines.length, truncated: more },
+  });
 };
