@@ -56,9 +56,9 @@ const runAttempt = async (
   };
   const isText = protocol === 'text';
   const parser = isText ? createTextProtocolParser(newId) : undefined;
-  arm();
   try {
     const provider = await PROVIDERS[model.provider]();
+    arm(); // after loading the client library: the timer is about the server
     const events = provider({
       spec: model,
       messages: isText ? applyTextProtocol(request.messages, request.tools) : request.messages,
