@@ -56,6 +56,22 @@ describe('text protocol parser', () => {
     },
   );
 
+  it.each(Object.entries(TRANSCRIPTS))(
+    '%s: gives the same events for UTF-8 bytes split at every byte, decoded as a stream',
+    (_name, transcript) => {
+      const whole = parse([transcript]);
+      const bytes = new TextEncoder().encode(transcript);
+      for (let i = 0; i <= bytes.length; i++) {
+        const decoder = new TextDecoder();
+        const chunks = [
+          decoder.decode(bytes.slice(0, i), { stream: true }),
+          decoder.decode(bytes.slice(i)),
+        ];
+        expect(parse(chunks), `byte ${i}`).toEqual(whole);
+      }
+    },
+  );
+
   it('strips the fence and stops at an invented result', () => {
     const { events, isStopped } = parse([TRANSCRIPTS['fenced']!]);
     expect(events).toEqual([
