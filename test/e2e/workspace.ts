@@ -72,12 +72,4 @@ export const makeE2eWorkspace = () => {
   };
 };
 
-/** True while a process with this pid exists. */
-export const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+export { isAlive } from '../../src/main/daemon/lifecycle.ts';

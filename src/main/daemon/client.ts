@@ -53,6 +53,7 @@ export class EngineClient {
       if (this.#closed) fail();
       else onClose = this.connection.onClose(fail);
     });
+    closed.catch(() => {}); // observed by the race below, or not needed at all
     try {
       return (await Promise.race([
         this.connection.sendRequest(method, params, source.token),

@@ -87,6 +87,7 @@ export const serveConnection = (
           reject(new NifflerError('daemon-unreachable', 'the front-end went away')),
         );
       });
+      closed.catch(() => {}); // observed by the race below, or not needed at all
       try {
         return (await Promise.race([
           connection.sendRequest(method, params, source.token),

@@ -13,12 +13,20 @@ const daemonCommand = (): { file: string; execArgv: string[] } =>
     ? { file: new URL('./main.ts', import.meta.url).pathname, execArgv: ['--import', 'tsx'] }
     : { file: distFile('daemon.js').pathname, execArgv: [] };
 
-const isAlive = (pid: number): boolean => {
+/**
+ * True while process `pid` runs. A zombie (exited, not yet reaped — some containers' init reaps
+ * late) counts as gone.
+ */
+export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
   }
 };
 

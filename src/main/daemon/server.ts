@@ -67,7 +67,8 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
     env,
     log,
     socket: paths.socket,
-    onStopRequested: (reason) => void stop(reason),
+    // A short grace lets the reply that asked for the stop reach its client first.
+    onStopRequested: (reason) => void setTimeout(() => void stop(reason), 50),
     onActivity: () => armIdleTimer(),
   });
 

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { NifflerError } from '../../main/errors.ts';
-import { nifflerPaths, tildify } from '../../main/paths.ts';
-import { findWorkspace } from '../../main/paths.ts';
+import { findWorkspace, nifflerPaths, tildify } from '../../main/paths.ts';
+import { isAlive } from '../../main/daemon/lifecycle.ts';
 import type { GlobalOptions } from '../context.ts';
 import { withRunningDaemon } from '../engine.ts';
 import { formatBytes, formatDuration } from '../render/format.ts';
@@ -49,11 +49,7 @@ export const daemonStatus = (options: GlobalOptions): Promise<void> =>
 const waitForExit = async (pid: number, timeoutMs: number): Promise<boolean> => {
   const deadline = Date.now() + timeoutMs;
   for (let wait = 5; Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return true;
-    }
+    if (!isAlive(pid)) return true;
     await delay(wait);
   }
   return false;

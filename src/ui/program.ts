@@ -1,0 +1,183 @@
+import { Command, Option } from 'commander';
+import { VERSION } from '../main/version.ts';
+import type { GlobalOptions } from './context.ts';
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** Builds the command tree; each action imports its command module only when it runs. */
+export const buildProgram = (): Command => {
+  const program = new Command('niffler')
+    .description('An AI assistant for the terminal that lives in your git repository.')
+    .version(VERSION, '-v, --version')
+    .option('-C, --cwd <dir>', 'run as if started in <dir>')
+    .option('-m, --model <name>', 'model to use (a key of `models` in the config)')
+    .option(
+      '--set <key=value>',
+      'override a config key, e.g. --set daemon.idleMinutes=5 (repeatable)',
+      collect,
+    )
+    .option('--json', 'machine-readable output')
+    .option('--no-daemon', 'run the engine in this process instead of the per-repository daemon')
+    .showHelpAfterError('(run niffler --help for usage)')
+    .enablePositionalOptions()
+    .exitOverride();
+
+  const globals = (command: Command): GlobalOptions => command.optsWithGlobals<GlobalOptions>();
+
+  const config = program.command('config').description('show and locate the configuration');
+  config
+    .command('show')
+    .description('print the merged configuration, secrets redacted')
+    .option('--origin', 'name the file (or env, flag, default) each value came from')
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/config.ts')).configShow(globals(command)),
+    );
+  config
+    .command('path')
+    .description(
+      'list the config files found and used, in precedence order, and the workspace root',
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/config.ts')).configPath(globals(command)),
+    );
+
+  program
+    .command('init')
+    .description('create .niffler/config.yaml and prompts at the workspace root (never overwrites)')
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/init.ts')).init(globals(command)),
+    );
+
+  program
+    .command('trust')
+    .description("trust this repository's config to start its MCP servers and use its settings")
+    .addOption(new Option('--revoke', 'withdraw the trust given to this repository'))
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/trust.ts')).trust(globals(command)),
+    );
+
+  const mcp = program
+    .command('mcp')
+    .description('MCP servers: list, live status, start/stop, tools, calls, logs, add/remove');
+  mcp
+    .command('list')
+    .description(
+      'configured servers with source file, transport, enabled and trusted (starts nothing)',
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/mcp.ts')).mcpList(globals(command)),
+    );
+  mcp
+    .command('status')
+    .description(
+      'live state from the daemon: state, pid, uptime, restarts, tools, calls, errors, latency',
+    )
+    .option('--wait', 'wait until no server is still starting')
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/mcp-live.ts')).mcpStatus(globals(command)),
+    );
+  for (const [verb, description] of [
+    ['start', 'start a server (clears the backoff of a failed one)'],
+    ['stop', 'stop a server (its process group ends)'],
+    ['restart', 'restart a server'],
+  ] as const)
+    mcp
+      .command(`${verb} <name>`)
+      .description(description)
+      .option('--json', 'print JSON')
+      .action(async (name: string, _opts, command: Command) => {
+        const commands = await import('./commands/mcp-live.ts');
+        const run =
+          verb === 'start'
+            ? commands.mcpStart
+            : verb === 'stop'
+              ? commands.mcpStop
+              : commands.mcpRestart;
+        await run(name, globals(command));
+      });
+  mcp
+    .command('tools [name]')
+    .description('tools with their model-facing names, descriptions and annotations')
+    .option('--schema', 'add input and output schemas')
+    .option('--json', 'print JSON')
+    .action(async (name: string | undefined, _opts, command: Command) =>
+      (await import('./commands/mcp-live.ts')).mcpTools(name, globals(command)),
+    );
+  mcp
+    .command('call <name> <tool>')
+    .description('call one tool directly and print its normalized result')
+    .option('--args <json>', 'arguments as a JSON object')
+    .option('--args-file <file>', 'arguments from a JSON file (- for stdin)')
+    .option('--json', 'print the raw result as JSON')
+    .action(async (name: string, tool: string, _opts, command: Command) =>
+      (await import('./commands/mcp-live.ts')).mcpCall(name, tool, globals(command)),
+    );
+  mcp
+    .command('logs <name>')
+    .description("the server's stderr log")
+    .option('-f, --follow', 'keep printing what is appended')
+    .option('-n, --lines <n>', 'lines to show', '200')
+    .option('--json', 'print JSON')
+    .action(async (name: string, _opts, command: Command) =>
+      (await import('./commands/mcp-local.ts')).mcpLogs(name, globals(command)),
+    );
+  mcp
+    .command('add <name> [command...]')
+    .description(
+      'add a server to the repo (or global) config: add NAME -- COMMAND ARGS…, or add NAME --url URL',
+    )
+    .option('--scope <scope>', 'repo or global', 'repo')
+    .option('--url <url>', 'a remote server (Streamable HTTP, SSE or ws://)')
+    .option('--transport <kind>', 'stdio | http | sse | ws (inferred when absent)')
+    .option('--header <k:v>', 'an HTTP header (repeatable)', collect)
+    .option('--env <k=v>', 'an environment variable for the server (repeatable)', collect)
+    .option('--working-dir <dir>', 'working directory of a stdio server')
+    .option('--disabled', 'add it switched off')
+    .option('--json', 'print JSON')
+    .action(async (name: string, commandArgs: string[], _opts, command: Command) =>
+      (await import('./commands/mcp-local.ts')).mcpAdd(name, commandArgs, globals(command)),
+    );
+  mcp
+    .command('remove <name>')
+    .description('remove a server from the repo (or global) config, keeping comments')
+    .option('--scope <scope>', 'repo or global', 'repo')
+    .option('--json', 'print JSON')
+    .action(async (name: string, _opts, command: Command) =>
+      (await import('./commands/mcp-local.ts')).mcpRemove(name, globals(command)),
+    );
+
+  const daemon = program
+    .command('daemon')
+    .description('the per-repository daemon that keeps MCP servers warm');
+  daemon
+    .command('status')
+    .description(
+      "pid, uptime, root, socket, clients, memory and config files of this repository's daemon",
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/daemon.ts')).daemonStatus(globals(command)),
+    );
+  daemon
+    .command('stop')
+    .description('stop the daemon and every server it started')
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/daemon.ts')).daemonStop(globals(command)),
+    );
+  daemon
+    .command('run')
+    .description('run the daemon in the foreground')
+    .option('--root <dir>', 'workspace root (default: discovered from the current directory)')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/daemon.ts')).daemonRun(globals(command)),
+    );
+
+  return program;
+};
