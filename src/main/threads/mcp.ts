@@ -190,7 +190,7 @@ export class McpHost {
       // The worker enforces the server's timeout (reset by progress) and always replies.
       return await this.rpc.request(
         'call-tool',
-        { name, args },
+        { name, args, ...(options.onProgress ? { progress: true } : {}) },
         {
           timeoutMs: 0,
           ...(options.signal ? { signal: options.signal } : {}),

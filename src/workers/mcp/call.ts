@@ -74,7 +74,7 @@ export const callTool = async (
       resetTimeoutOnProgress: true,
       ...(options.onProgress ? { onprogress: options.onProgress } : {}),
     });
-    const schema = conn.tools.find((t) => t.name === tool)?.outputSchema;
+    const schema = conn.outputSchema(tool);
     const schemaProblem =
       schema && !result.isError && result.structuredContent !== undefined
         ? checkOutput(schema, result.structuredContent)

@@ -85,6 +85,8 @@ export class ServerConnection {
   private readonly policy: RestartPolicy;
   private attempt: Promise<void> | undefined;
   private stderrTail: string[] = [];
+  private schemasOf: Catalog | undefined;
+  private schemas = new Map<string, object | undefined>();
 
   constructor(
     public spec: McpServerSpec,
@@ -106,6 +108,15 @@ export class ServerConnection {
     return this.catalog.tools.filter((t) =>
       isToolIncluded(t.name, this.spec.includeTools, this.spec.excludeTools),
     );
+  }
+
+  /** The output schema of a tool, looked up in a map rebuilt only when the catalog changes. */
+  outputSchema(tool: string): object | undefined {
+    if (this.schemasOf !== this.catalog) {
+      this.schemasOf = this.catalog;
+      this.schemas = new Map(this.catalog.tools.map((t) => [t.name, t.outputSchema]));
+    }
+    return this.schemas.get(tool);
   }
 
   status(): McpServerStatus {
@@ -362,7 +373,7 @@ export class ServerConnection {
         .catch((error: unknown) => {
           // A JSON-RPC error reply (say, -32601) means the server is alive; a timeout, a closed
           // connection or a network error means it is not.
-          const code = error instanceof McpError ? (error.code as number) : undefined;
+          const code = error instanceof McpError ? (error.code) : undefined;
           const alive =
             code !== undefined &&
             code !== (ErrorCode.RequestTimeout as number) &&

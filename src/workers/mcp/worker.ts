@@ -76,7 +76,9 @@ const handle = async (
     case 'call-tool':
       return manager.callTool(request.name, request.args, {
         signal,
-        onProgress: (p) => post({ type: 'progress', id: request.id, ...p }),
+        ...(request.progress
+          ? { onProgress: (p) => post({ type: 'progress', id: request.id, ...p }) }
+          : {}),
       });
     case 'start':
       return manager.start(request.server);

@@ -174,7 +174,11 @@ export type McpCalls = {
     result: ToolResult;
   };
   /** Never rejects for tool or server failures: those are a `ToolResult` with `ok: false`. */
-  'call-tool': { params: { name: string; args: Record<string, unknown> }; result: ToolResult };
+  'call-tool': {
+    /** `progress`: ask the server for progress notifications (forwarded as `progress` events). */
+    params: { name: string; args: Record<string, unknown>; progress?: boolean };
+    result: ToolResult;
+  };
   start: { params: { server: string }; result: McpServerStatus };
   stop: { params: { server: string }; result: McpServerStatus };
   restart: { params: { server: string }; result: McpServerStatus };

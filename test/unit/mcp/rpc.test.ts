@@ -71,7 +71,7 @@ describe('toServerSpec', () => {
     displayName: 'GitHub',
     definition: { command: 'gh-mcp', args: ['--x'], env: { T: '1' }, includeTools: ['a'] },
     transport: 'stdio',
-    source: { kind: 'global' } as ResolvedServer['source'],
+    source: { kind: 'global' },
     enabled: true,
     trust: 'user',
     timeoutMs: 60_000,

@@ -1,0 +1,127 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { McpHost } from '../src/main/threads/mcp.ts';
+import { percentile, type Bench } from './harness.ts';
+
+// server-everything's `echo`, called by the raw SDK client and through the MCP worker (McpHost →
+// MessagePort → worker → SDK client), in the same run against two copies of the same server.
+const require = createRequire(import.meta.url);
+const everything = path.join(
+  path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')),
+  'dist',
+  'index.js',
+);
+const SEQUENTIAL = 400;
+const CONCURRENT = 2_000;
+const IN_FLIGHT = 8;
+
+type Call = () => Promise<unknown>;
+
+const sequential = async (call: Call): Promise<number[]> => {
+  for (let i = 0; i < 50; i++) await call();
+  const times: number[] = [];
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    const start = process.hrtime.bigint();
+    await call();
+    times.push(Number(process.hrtime.bigint() - start) / 1e3);
+  }
+  return times;
+};
+
+/** Calls per second with `IN_FLIGHT` calls always outstanding. */
+const throughput = async (call: Call): Promise<number> => {
+  let left = CONCURRENT;
+  const start = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (left-- > 0) await call();
+    }),
+  );
+  return CONCURRENT / (Number(process.hrtime.bigint() - start) / 1e9);
+};
+
+const bench: Bench = async () => {
+  const raw = new Client({ name: 'bench', version: '0' });
+  await raw.connect(
+    new StdioClientTransport({ command: process.execPath, args: [everything], stderr: 'ignore' }),
+  );
+  const rawCall: Call = () => raw.callTool({ name: 'echo', arguments: { message: 'hi' } });
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'niffler-bench-'));
+  const host = await McpHost.start({
+    servers: [
+      {
+        name: 'everything',
+        displayName: 'everything',
+        transport: 'stdio',
+        command: process.execPath,
+        args: [everything],
+        timeoutMs: 30_000,
+        startupTimeoutMs: 30_000,
+        maxConcurrency: IN_FLIGHT,
+        autoStart: true,
+        gate: 'startable',
+      },
+    ],
+    root: dir,
+    roots: [dir],
+    logsDir: path.join(dir, 'logs'),
+    outputsDir: path.join(dir, 'outputs'),
+    logLevel: 'warning',
+  });
+  await host.waitForStatus('everything', (s) => s.state === 'ready');
+  const ourCall: Call = async () => {
+    const result = await host.callTool('everything__echo', { message: 'hi' });
+    if (!result.ok) throw new Error(result.error.message);
+  };
+
+  try {
+    // Interleaved halves so machine noise hits both alike.
+    const rawTimes = [...(await sequential(rawCall))];
+    const ourTimes = [...(await sequential(ourCall))];
+    rawTimes.push(...(await sequential(rawCall)));
+    ourTimes.push(...(await sequential(ourCall)));
+    const rawRate = ((await throughput(rawCall)) + (await throughput(rawCall))) / 2;
+    const ourRate = ((await throughput(ourCall)) + (await throughput(ourCall))) / 2;
+    const p = (times: number[], q: number) => percentile(times, q);
+    return [
+      {
+        name: 'mcp echo call p50 (sequential)',
+        ours: p(ourTimes, 50),
+        baseline: p(rawTimes, 50),
+        baselineName: 'raw SDK client',
+        unit: 'µs',
+        ratio: p(ourTimes, 50) / p(rawTimes, 50),
+        goal: '<= raw + 150 µs',
+        notes: `overhead ${Math.round(p(ourTimes, 50) - p(rawTimes, 50))} µs`,
+      },
+      {
+        name: 'mcp echo call p95 (sequential)',
+        ours: p(ourTimes, 95),
+        baseline: p(rawTimes, 95),
+        baselineName: 'raw SDK client',
+        unit: 'µs',
+        ratio: p(ourTimes, 95) / p(rawTimes, 95),
+      },
+      {
+        name: `mcp echo calls/s (concurrency ${IN_FLIGHT})`,
+        ours: ourRate,
+        baseline: rawRate,
+        baselineName: 'raw SDK client',
+        unit: 'calls/s',
+        ratio: ourRate / rawRate,
+        higherIsBetter: true,
+        goal: '>= 0.85x',
+      },
+    ];
+  } finally {
+    await host.close();
+    await raw.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+export default bench;
