@@ -18,6 +18,15 @@ export const buildProgram = (): Command => {
     )
     .option('--json', 'machine-readable output')
     .option('--no-daemon', 'run the engine in this process instead of the per-repository daemon')
+    .option('-p, --prompt [text]', 'one-shot: answer this prompt (or stdin) and exit')
+    .option('-c, --continue', 'continue the latest session of this workspace')
+    .option('-r, --resume <id>', 'resume a session (see niffler sessions)')
+    .option('-y, --yes', 'approve every tool call that the config does not deny')
+    .action(async (_opts, command: Command) => {
+      const options = globals(command) as GlobalOptions & { prompt?: string | boolean; continue?: boolean; resume?: string };
+      if (options.prompt !== undefined || !process.stdin.isTTY || !process.stdout.isTTY) await (await import('./commands/oneshot.ts')).oneShot(options);
+      else await (await import('./commands/interactive.ts')).interactive(options);
+    })
     .showHelpAfterError('(run niffler --help for usage)')
     .enablePositionalOptions()
     .exitOverride();

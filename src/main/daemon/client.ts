@@ -3,6 +3,7 @@ import type { MessagePort } from 'node:worker_threads';
 import {
   CancellationTokenSource,
   createMessageConnection,
+  type CancellationToken,
   PortMessageReader,
   PortMessageWriter,
   SocketMessageReader,
@@ -13,6 +14,8 @@ import { NifflerError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { fromResponseError } from './connection.ts';
 import type {
+  ClientCalls,
+  ClientMethod,
   EngineMethod,
   EngineNotification,
   EngineNotifications,
@@ -76,6 +79,19 @@ export class EngineClient {
       listener(params),
     );
     return () => disposable.dispose();
+  }
+
+  /** Answers requests the engine sends to this front-end (approvals, elicitations, sampling). */
+  onRequest<M extends ClientMethod>(method: M, handler: (params: ClientCalls[M]['params'], signal: AbortSignal) => Promise<ClientCalls[M]['result']>): void {
+    this.connection.onRequest(method, async (params: ClientCalls[M]['params'], token: CancellationToken) => {
+      const controller = new AbortController();
+      const subscription = token.onCancellationRequested(() => controller.abort());
+      try {
+        return await handler(params, controller.signal);
+      } finally {
+        subscription.dispose();
+      }
+    });
   }
 
   onClose(listener: () => void): void {

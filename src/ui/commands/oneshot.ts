@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import type { GlobalOptions } from '../context.ts';
+import { withEngine } from '../engine.ts';
+import { NifflerError } from '../../main/errors.ts';
+import { info, warn } from '../render/output.ts';
+import { createJsonRenderer, createPlainRenderer, exitCodeForOutcome } from '../render/turn.ts';
+
+export interface OneShotOptions extends GlobalOptions {
+  prompt?: string | boolean;
+  continue?: boolean;
+  resume?: string;
+}
+
+/** The prompt from `-p TEXT`, or stdin when `-p` has no text or stdin is piped. */
+export const readPrompt = (options: OneShotOptions): string => {
+  const given = typeof options.prompt === 'string' ? options.prompt : '';
+  const piped = !process.stdin.isTTY ? readStdin() : '';
+  const text = [given, piped].filter((t) => t.trim()).join('\n\n');
+  if (!text.trim()) throw new NifflerError('usage', 'no prompt: give one with -p "…" or on stdin (echo "…" | niffler -p)');
+  return text;
+};
+
+const readStdin = (): string => {
+  try {
+    return readFileSync(0, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+/**
+ * `niffler -p "prompt"`: runs one turn; the answer streams to stdout, tool activity to stderr.
+ * Tools that need approval are denied unless `--yes` or the policy allows them. Ctrl-C cancels.
+ */
+export const oneShot = async (options: OneShotOptions): Promise<void> => {
+  const text = readPrompt(options);
+  await withEngine(options, async (client) => {
+    const opened = await client.request('session/open', {
+      ...(options.resume ? { resume: options.resume } : {}),
+      ...(options.continue ? { continue: true } : {}),
+    });
+    for (const message of opened.warnings) warn(message);
+    const renderer = options.json ? createJsonRenderer(opened.sessionId) : createPlainRenderer();
+    if (!options.json && process.stderr.isTTY) info(`session ${opened.sessionId}`);
+    const off = client.onNotification('session/event', ({ sessionId, event }) => {
+      if (sessionId === opened.sessionId) renderer.event(event);
+    });
+    client.onRequest('elicitation/ask', async () => ({ action: 'decline', reason: 'one-shot mode' }));
+    const controller = new AbortController();
+    const onSigint = () => controller.abort();
+    process.once('SIGINT', onSigint);
+    try {
+      const summary = await client.request(
+        'session/prompt',
+        { sessionId: opened.sessionId, text, interactive: false, ...(options.yes ? { yes: true } : {}), ...(options.model ? { model: options.model } : {}) },
+        controller.signal,
+      ).catch((error: unknown) => {
+        if (controller.signal.aborted) return { outcome: 'cancelled' as const, text: '', usage: { inputTokens: 0, outputTokens: 0 }, steps: 0, denied: [] };
+        throw error;
+      });
+      renderer.end(summary);
+      process.exitCode = exitCodeForOutcome(summary);
+    } finally {
+      off();
+      process.off('SIGINT', onSigint);
+    }
+  });
+};

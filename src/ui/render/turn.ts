@@ -1,0 +1,86 @@
+import type { SessionEvent, TurnSummary } from '../../main/protocol.ts';
+import type { ToolResult } from '../../main/protocol.ts';
+import { paint } from './output.ts';
+
+const argsPreview = (args: Record<string, unknown>): string => {
+  const text = JSON.stringify(args);
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+};
+
+/** One line saying how a tool call went, for stderr and tool cards. */
+export const summarizeResult = (result: ToolResult): string => {
+  if (!result.ok) return `${result.error.code}: ${result.error.message.split('\n')[0] ?? ''}`;
+  const lines = result.output.split('\n').filter((l) => l.trim());
+  const first = lines[0] ?? '(no output)';
+  return `${first.length > 100 ? `${first.slice(0, 99)}…` : first}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
+};
+
+/**
+ * Plain one-shot rendering: the answer streams to stdout, tool activity goes to stderr (one line
+ * per call), so `niffler -p … > answer.md` captures only the answer.
+ */
+export const createPlainRenderer = () => {
+  let atLineStart = true;
+  const out = (text: string) => {
+    if (!text) return;
+    process.stdout.write(text);
+    atLineStart = text.endsWith('\n');
+  };
+  const err = (line: string) => {
+    if (!atLineStart) {
+      process.stdout.write('\n');
+      atLineStart = true;
+    }
+    process.stderr.write(`${line}\n`);
+  };
+  return {
+    event(event: SessionEvent): void {
+      switch (event.type) {
+        case 'text':
+          out(event.text);
+          break;
+        case 'tool-call':
+          err(paint('dim', `→ ${event.name} ${argsPreview(event.args)}`));
+          break;
+        case 'tool-denied':
+          err(paint('yellow', `✗ ${event.name} denied: ${event.reason}`));
+          break;
+        case 'tool-result':
+          err(event.result.ok ? paint('dim', `✓ ${event.name} ${Math.round(event.ms)}ms: ${summarizeResult(event.result)}`) : paint('red', `✗ ${event.name}: ${summarizeResult(event.result)}`));
+          break;
+        case 'retry':
+          err(paint('yellow', `… ${event.reason}; retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)}s`));
+          break;
+        case 'notice':
+          err(paint(event.level === 'warn' ? 'yellow' : 'dim', event.text));
+          break;
+        case 'turn-start':
+        case 'reasoning':
+        case 'usage':
+        case 'turn-end':
+          break;
+      }
+    },
+    end(summary: TurnSummary): void {
+      if (!atLineStart) out('\n');
+      if (summary.denied.length)
+        err(paint('yellow', `denied: ${[...new Set(summary.denied)].join(', ')} (run with --yes, or allow them in tools.policy)`));
+      if (summary.outcome === 'error' && summary.error) err(paint('red', `niffler: ${summary.error}`));
+    },
+  };
+};
+
+/** `--json`: one JSON object per line for every event, then the summary. */
+export const createJsonRenderer = (sessionId: string) => ({
+  event(event: SessionEvent): void {
+    if (event.type === 'turn-end') return;
+    process.stdout.write(JSON.stringify({ sessionId, ...event }) + '\n');
+  },
+  end(summary: TurnSummary): void {
+    process.stdout.write(JSON.stringify({ sessionId, type: 'done', ...summary }) + '\n');
+  },
+});
+
+/** Exit codes of a turn: 0 answered, 1 error, 3 max steps, 130 cancelled. */
+export const exitCodeForOutcome = (summary: TurnSummary): number =>
+  ({ answered: 0, error: 1, 'max-steps': 3, cancelled: 130 })[summary.outcome];
