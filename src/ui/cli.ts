@@ -3,6 +3,13 @@ import { VERSION } from '../main/version.ts';
 
 // The bin entry: the command tree (commander and each command's module) loads only when needed,
 // so `niffler --version` and the warm status path stay close to Node's own start-up.
+// `niffler … | head` closes the pipe early: that is the reader's choice, not an error.
+for (const stream of [process.stdout, process.stderr])
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+
 const main = async (argv: string[]): Promise<number> => {
   const args = argv.slice(2);
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {

@@ -22,9 +22,23 @@ export const buildProgram = (): Command => {
     .option('-c, --continue', 'continue the latest session of this workspace')
     .option('-r, --resume <id>', 'resume a session (see niffler sessions)')
     .option('-y, --yes', 'approve every tool call that the config does not deny')
-    .action(async (_opts, command: Command) => {
-      const options = globals(command) as GlobalOptions & { prompt?: string | boolean; continue?: boolean; resume?: string };
-      if (options.prompt !== undefined || !process.stdin.isTTY || !process.stdout.isTTY) await (await import('./commands/oneshot.ts')).oneShot(options);
+    .argument(
+      '[prompt...]',
+      'a prompt (with -p, or when stdin is not a terminal: answered in one shot)',
+    )
+    .action(async (words: string[], _opts, command: Command) => {
+      const options = globals(command) as GlobalOptions & {
+        prompt?: string | boolean;
+        continue?: boolean;
+        resume?: string;
+      };
+      const positional = words.join(' ').trim();
+      const oneShot = options.prompt !== undefined || !process.stdin.isTTY || !process.stdout.isTTY;
+      if (positional)
+        options.prompt = [typeof options.prompt === 'string' ? options.prompt : '', positional]
+          .filter(Boolean)
+          .join(' ');
+      if (oneShot) await (await import('./commands/oneshot.ts')).oneShot(options);
       else await (await import('./commands/interactive.ts')).interactive(options);
     })
     .showHelpAfterError('(run niffler --help for usage)')
@@ -67,6 +81,14 @@ export const buildProgram = (): Command => {
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) =>
       (await import('./commands/trust.ts')).trust(globals(command)),
+    );
+
+  program
+    .command('sessions')
+    .description("this workspace's sessions, newest first (resume with --resume ID)")
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/sessions.ts')).sessions(globals(command)),
     );
 
   const mcp = program

@@ -16,7 +16,11 @@ export const readPrompt = (options: OneShotOptions): string => {
   const given = typeof options.prompt === 'string' ? options.prompt : '';
   const piped = !process.stdin.isTTY ? readStdin() : '';
   const text = [given, piped].filter((t) => t.trim()).join('\n\n');
-  if (!text.trim()) throw new NifflerError('usage', 'no prompt: give one with -p "…" or on stdin (echo "…" | niffler -p)');
+  if (!text.trim())
+    throw new NifflerError(
+      'usage',
+      'no prompt: give one with -p "…" or on stdin (echo "…" | niffler -p)',
+    );
   return text;
 };
 
@@ -45,19 +49,37 @@ export const oneShot = async (options: OneShotOptions): Promise<void> => {
     const off = client.onNotification('session/event', ({ sessionId, event }) => {
       if (sessionId === opened.sessionId) renderer.event(event);
     });
-    client.onRequest('elicitation/ask', async () => ({ action: 'decline', reason: 'one-shot mode' }));
+    client.onRequest('elicitation/ask', async () => ({
+      action: 'decline',
+      reason: 'one-shot mode',
+    }));
     const controller = new AbortController();
     const onSigint = () => controller.abort();
     process.once('SIGINT', onSigint);
     try {
-      const summary = await client.request(
-        'session/prompt',
-        { sessionId: opened.sessionId, text, interactive: false, ...(options.yes ? { yes: true } : {}), ...(options.model ? { model: options.model } : {}) },
-        controller.signal,
-      ).catch((error: unknown) => {
-        if (controller.signal.aborted) return { outcome: 'cancelled' as const, text: '', usage: { inputTokens: 0, outputTokens: 0 }, steps: 0, denied: [] };
-        throw error;
-      });
+      const summary = await client
+        .request(
+          'session/prompt',
+          {
+            sessionId: opened.sessionId,
+            text,
+            interactive: false,
+            ...(options.yes ? { yes: true } : {}),
+            ...(options.model ? { model: options.model } : {}),
+          },
+          controller.signal,
+        )
+        .catch((error: unknown) => {
+          if (controller.signal.aborted)
+            return {
+              outcome: 'cancelled' as const,
+              text: '',
+              usage: { inputTokens: 0, outputTokens: 0 },
+              steps: 0,
+              denied: [],
+            };
+          throw error;
+        });
       renderer.end(summary);
       process.exitCode = exitCodeForOutcome(summary);
     } finally {

@@ -14,6 +14,16 @@ export const sessions = (options: GlobalOptions): Promise<void> =>
       print('No sessions in this workspace yet. Start one: niffler, or niffler -p "…"');
       return;
     }
-    print(formatTable(['ID', 'UPDATED', 'MESSAGES', 'TITLE'], list.map((s) => [s.id, s.updatedAt.replace('T', ' ').slice(0, 16), String(s.messages), s.title])));
+    print(
+      formatTable(
+        ['ID', 'UPDATED', 'MESSAGES', 'TITLE'],
+        list.map((s) => [
+          s.id,
+          s.updatedAt.replace('T', ' ').slice(0, 16),
+          String(s.messages),
+          s.title,
+        ]),
+      ),
+    );
     print('\nResume one: niffler --resume ID (or --continue for the latest)');
   });

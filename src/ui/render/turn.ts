@@ -46,10 +46,22 @@ export const createPlainRenderer = () => {
           err(paint('yellow', `✗ ${event.name} denied: ${event.reason}`));
           break;
         case 'tool-result':
-          err(event.result.ok ? paint('dim', `✓ ${event.name} ${Math.round(event.ms)}ms: ${summarizeResult(event.result)}`) : paint('red', `✗ ${event.name}: ${summarizeResult(event.result)}`));
+          err(
+            event.result.ok
+              ? paint(
+                  'dim',
+                  `✓ ${event.name} ${Math.round(event.ms)}ms: ${summarizeResult(event.result)}`,
+                )
+              : paint('red', `✗ ${event.name}: ${summarizeResult(event.result)}`),
+          );
           break;
         case 'retry':
-          err(paint('yellow', `… ${event.reason}; retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)}s`));
+          err(
+            paint(
+              'yellow',
+              `… ${event.reason}; retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)}s`,
+            ),
+          );
           break;
         case 'notice':
           err(paint(event.level === 'warn' ? 'yellow' : 'dim', event.text));
@@ -64,8 +76,14 @@ export const createPlainRenderer = () => {
     end(summary: TurnSummary): void {
       if (!atLineStart) out('\n');
       if (summary.denied.length)
-        err(paint('yellow', `denied: ${[...new Set(summary.denied)].join(', ')} (run with --yes, or allow them in tools.policy)`));
-      if (summary.outcome === 'error' && summary.error) err(paint('red', `niffler: ${summary.error}`));
+        err(
+          paint(
+            'yellow',
+            `denied: ${[...new Set(summary.denied)].join(', ')} (run with --yes, or allow them in tools.policy)`,
+          ),
+        );
+      if (summary.outcome === 'error' && summary.error)
+        err(paint('red', `niffler: ${summary.error}`));
     },
   };
 };

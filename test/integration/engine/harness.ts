@@ -6,14 +6,20 @@ import { connectSocket, type EngineClient } from '../../../src/main/daemon/clien
 import { startInProcess } from '../../../src/main/daemon/in-process.ts';
 import { runDaemon } from '../../../src/main/daemon/server.ts';
 import { nifflerPaths } from '../../../src/main/paths.ts';
-import type { ApprovalAnswer, PromptParams, SessionEvent, TurnSummary } from '../../../src/main/protocol.ts';
+import type {
+  ApprovalAnswer,
+  PromptParams,
+  SessionEvent,
+  TurnSummary,
+} from '../../../src/main/protocol.ts';
 import { startFakeLlm, type FakeLlm } from '../../fixtures/fake-llm/server.ts';
 
 export type CarrierName = 'in-process' | 'socket';
 
 export const carriers: CarrierName[] = ['in-process', 'socket'];
 
-const serverBin = (pkg: string) => path.resolve('node_modules/@modelcontextprotocol', pkg, 'dist/index.js');
+const serverBin = (pkg: string) =>
+  path.resolve('node_modules/@modelcontextprotocol', pkg, 'dist/index.js');
 
 export interface Harness {
   root: string;
@@ -25,7 +31,12 @@ export interface Harness {
   /** How the front-end answers approval requests. */
   answer: (tool: string) => ApprovalAnswer;
   open(params?: { resume?: string; continue?: boolean }): Promise<string>;
-  prompt(sessionId: string, text: string, extra?: Partial<PromptParams>, signal?: AbortSignal): Promise<TurnSummary>;
+  prompt(
+    sessionId: string,
+    text: string,
+    extra?: Partial<PromptParams>,
+    signal?: AbortSignal,
+  ): Promise<TurnSummary>;
   file(name: string, text: string): string;
 }
 
@@ -33,7 +44,10 @@ export interface Harness {
  * A workspace (temp HOME and repo) whose model is the fake LLM (OpenAI wire format) and whose MCP
  * servers are real processes, with the engine reached over the chosen carrier.
  */
-export const startHarness = async (carrier: CarrierName, options: { config?: string; mcp?: string } = {}): Promise<Harness> => {
+export const startHarness = async (
+  carrier: CarrierName,
+  options: { config?: string; mcp?: string } = {},
+): Promise<Harness> => {
   const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-t-')));
   const root = path.join(base, 'repo');
   const home = path.join(base, 'h');
@@ -80,7 +94,8 @@ export const startHarness = async (carrier: CarrierName, options: { config?: str
     approvals: [],
     answer: () => 'once',
     open: async (params = {}) => (await client.request('session/open', params)).sessionId,
-    prompt: (sessionId, text, extra = {}, signal) => client.request('session/prompt', { sessionId, text, interactive: true, ...extra }, signal),
+    prompt: (sessionId, text, extra = {}, signal) =>
+      client.request('session/prompt', { sessionId, text, interactive: true, ...extra }, signal),
     file: (name, text) => {
       const file = path.join(root, name);
       mkdirSync(path.dirname(file), { recursive: true });
@@ -98,5 +113,6 @@ export const startHarness = async (carrier: CarrierName, options: { config?: str
 };
 
 /** The `tool` messages of a recorded OpenAI request. */
-export const toolMessages = (body: { messages: { role: string; content: unknown; tool_call_id?: string }[] }) =>
-  body.messages.filter((m) => m.role === 'tool');
+export const toolMessages = (body: {
+  messages: { role: string; content: unknown; tool_call_id?: string }[];
+}) => body.messages.filter((m) => m.role === 'tool');

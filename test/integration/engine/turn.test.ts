@@ -17,26 +17,53 @@ describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
     );
     const id = await h.open();
     const summary = await h.prompt(id, 'what is the secret word?');
-    expect(summary).toMatchObject({ outcome: 'answered', text: 'The word is walrus.', steps: 3, denied: [], usage: { inputTokens: 60, outputTokens: 17 } });
+    expect(summary).toMatchObject({
+      outcome: 'answered',
+      text: 'The word is walrus.',
+      steps: 3,
+      denied: [],
+      usage: { inputTokens: 60, outputTokens: 17 },
+    });
     expect(summary.costUsd).toBeCloseTo((60 * 1 + 17 * 2) / 1e6);
 
     const [first, second, third] = h.llm.requests;
-    expect(first!.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(expect.arrayContaining(['read_file', 'bash', 'everything__echo']));
+    expect(first!.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(
+      expect.arrayContaining(['read_file', 'bash', 'everything__echo']),
+    );
     expect(JSON.stringify(toolMessages(second!.body))).toContain('walrus');
     expect(JSON.stringify(toolMessages(third!.body).at(-1))).toContain('Echo: walrus');
     // echo is annotated readOnlyHint, so it runs without asking.
     expect(h.approvals).toEqual([]);
 
-    const transcript = readTranscript(nifflerPaths(h.root, { NIFFLER_HOME: h.home }).sessionsDir, id);
-    expect(transcript.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
-    expect(transcript.entries.at(-1)).toMatchObject({ type: 'turn-end', outcome: 'answered', steps: 3 });
+    const transcript = readTranscript(
+      nifflerPaths(h.root, { NIFFLER_HOME: h.home }).sessionsDir,
+      id,
+    );
+    expect(transcript.messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(transcript.entries.at(-1)).toMatchObject({
+      type: 'turn-end',
+      outcome: 'answered',
+      steps: 3,
+    });
   });
 
   it('runs read-only calls of one reply together and keeps their order', async () => {
     const h = await startHarness(carrier);
     h.file('a.txt', 'alpha\n');
     h.file('b.txt', 'beta\n');
-    h.llm.queue(reply().tool('read_file', { path: 'a.txt' }, { id: 'call_a' }).tool('read_file', { path: 'b.txt' }, { id: 'call_b' }), reply().text('done'));
+    h.llm.queue(
+      reply()
+        .tool('read_file', { path: 'a.txt' }, { id: 'call_a' })
+        .tool('read_file', { path: 'b.txt' }, { id: 'call_b' }),
+      reply().text('done'),
+    );
     const id = await h.open();
     expect((await h.prompt(id, 'read both')).outcome).toBe('answered');
     const tools = toolMessages(h.llm.requests[1]!.body);
@@ -49,7 +76,10 @@ describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
   it('ask → deny → the model is told and nothing is written', async () => {
     const h = await startHarness(carrier);
     h.answer = () => 'deny';
-    h.llm.queue(reply().tool('write_file', { path: 'out.txt', content: 'x' }), reply().text('I could not write it.'));
+    h.llm.queue(
+      reply().tool('write_file', { path: 'out.txt', content: 'x' }),
+      reply().text('I could not write it.'),
+    );
     const id = await h.open();
     const summary = await h.prompt(id, 'write out.txt');
     expect(summary).toMatchObject({ outcome: 'answered', denied: ['write_file'] });
@@ -60,12 +90,18 @@ describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
 
   it('one-shot without --yes denies what needs approval; --yes runs it', async () => {
     const h = await startHarness(carrier);
-    h.llm.queue(reply().tool('write_file', { path: 'out.txt', content: 'x' }), reply().text('denied'));
+    h.llm.queue(
+      reply().tool('write_file', { path: 'out.txt', content: 'x' }),
+      reply().text('denied'),
+    );
     const id = await h.open();
     const denied = await h.prompt(id, 'write', { interactive: false });
     expect(denied.denied).toEqual(['write_file']);
     expect(JSON.stringify(toolMessages(h.llm.requests[1]!.body))).toContain('run with --yes');
-    h.llm.queue(reply().tool('write_file', { path: 'out.txt', content: 'x' }), reply().text('written'));
+    h.llm.queue(
+      reply().tool('write_file', { path: 'out.txt', content: 'x' }),
+      reply().text('written'),
+    );
     expect((await h.prompt(id, 'write', { interactive: false, yes: true })).denied).toEqual([]);
     expect(readFileSync(path.join(h.root, 'out.txt'), 'utf8')).toBe('x');
   });
@@ -73,7 +109,11 @@ describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
   it('malformed tool-call arguments become an error the model reads, then it corrects itself', async () => {
     const h = await startHarness(carrier);
     h.file('a.txt', 'alpha\n');
-    h.llm.queue(reply().tool('read_file', '{"path": "a.txt"', { id: 'bad' }), reply().tool('read_file', { path: 'a.txt' }), reply().text('ok'));
+    h.llm.queue(
+      reply().tool('read_file', '{"path": "a.txt"', { id: 'bad' }),
+      reply().tool('read_file', { path: 'a.txt' }),
+      reply().text('ok'),
+    );
     const id = await h.open();
     expect((await h.prompt(id, 'read')).outcome).toBe('answered');
     const tools = toolMessages(h.llm.requests[1]!.body);
@@ -88,10 +128,16 @@ describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
     const h = await startHarness(carrier, {
       mcp: `  crashy:\n    command: ${JSON.stringify(process.execPath)}\n    args: ["--import", ${JSON.stringify(tsx)}, ${JSON.stringify(crash)}]\n    trust: true\n`,
     });
-    h.llm.queue(reply().tool('crashy__crash', { code: 1 }), reply().text('The server crashed; I will do without it.'));
+    h.llm.queue(
+      reply().tool('crashy__crash', { code: 1 }),
+      reply().text('The server crashed; I will do without it.'),
+    );
     const id = await h.open();
     const summary = await h.prompt(id, 'use the crashy tool');
-    expect(summary).toMatchObject({ outcome: 'answered', text: 'The server crashed; I will do without it.' });
+    expect(summary).toMatchObject({
+      outcome: 'answered',
+      text: 'The server crashed; I will do without it.',
+    });
     const result = String(toolMessages(h.llm.requests[1]!.body)[0]!.content);
     expect(result).toMatch(/crashy.*exited|exited.*crashy/);
   });
@@ -99,12 +145,18 @@ describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
   it('stops at agent.maxSteps and says so', async () => {
     const h = await startHarness(carrier, { config: 'agent:\n  maxSteps: 2\n' });
     h.file('a.txt', 'alpha\n');
-    h.llm.queue(reply().tool('read_file', { path: 'a.txt' }), reply().tool('read_file', { path: 'a.txt' }), reply().tool('read_file', { path: 'a.txt' }));
+    h.llm.queue(
+      reply().tool('read_file', { path: 'a.txt' }),
+      reply().tool('read_file', { path: 'a.txt' }),
+      reply().tool('read_file', { path: 'a.txt' }),
+    );
     const id = await h.open();
     const summary = await h.prompt(id, 'loop');
     expect(summary).toMatchObject({ outcome: 'max-steps', steps: 2 });
     expect(h.llm.requests).toHaveLength(2);
-    expect(h.events.some((e) => e.type === 'notice' && e.text.includes('agent.maxSteps'))).toBe(true);
+    expect(h.events.some((e) => e.type === 'notice' && e.text.includes('agent.maxSteps'))).toBe(
+      true,
+    );
   });
 
   it('cancel mid-stream ends the turn as cancelled and aborts the HTTP stream', async () => {
@@ -119,7 +171,10 @@ describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
     expect(await h.llm.requests[0]!.closed).toEqual({ aborted: true });
     const list = await h.client.request('session/list', {});
     expect(list[0]).toMatchObject({ id });
-    const transcript = readTranscript(nifflerPaths(h.root, { NIFFLER_HOME: h.home }).sessionsDir, id);
+    const transcript = readTranscript(
+      nifflerPaths(h.root, { NIFFLER_HOME: h.home }).sessionsDir,
+      id,
+    );
     expect(transcript.entries.at(-1)).toMatchObject({ type: 'turn-end', outcome: 'cancelled' });
   });
 
@@ -131,17 +186,26 @@ describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
     const controller = new AbortController();
     const running = h.prompt(id, 'sleep', {}, controller.signal).catch((error: unknown) => error);
     const started = await new Promise<void>((resolve) => {
-      const check = () => (existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() ? resolve() : setTimeout(check, 20));
+      const check = () =>
+        existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim()
+          ? resolve()
+          : setTimeout(check, 20);
       check();
     });
     void started;
     controller.abort();
     await running;
-    const transcript = readTranscript(nifflerPaths(h.root, { NIFFLER_HOME: h.home }).sessionsDir, id);
+    const transcript = readTranscript(
+      nifflerPaths(h.root, { NIFFLER_HOME: h.home }).sessionsDir,
+      id,
+    );
     const last = transcript.entries.at(-1);
     expect(last).toMatchObject({ type: 'turn-end', outcome: 'cancelled' });
     const toolResult = transcript.messages.find((m) => m.role === 'tool');
-    expect(toolResult).toMatchObject({ role: 'tool', result: { ok: false, error: { code: 'canceled' } } });
+    expect(toolResult).toMatchObject({
+      role: 'tool',
+      result: { ok: false, error: { code: 'canceled' } },
+    });
   });
 
   it('resumes a session: the history goes to the model again', async () => {

@@ -1,0 +1,100 @@
+import { execa } from 'execa';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { reply } from '../fixtures/fake-llm/reply.ts';
+import { startFakeLlm } from '../fixtures/fake-llm/server.ts';
+import { CLI } from './cli.ts';
+import { makeE2eWorkspace, serverBin } from './workspace.ts';
+
+const setup = async () => {
+  const ws = makeE2eWorkspace();
+  const llm = await startFakeLlm();
+  onTestFinished(() => llm.close());
+  ws.writeGlobal(
+    `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: fake-model\n` +
+      `mcpServers:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(serverBin('server-everything'))}, stdio]\n`,
+  );
+  return { ws, llm };
+};
+
+describe('niffler -p (built binary, fake LLM, real MCP server)', () => {
+  it('streams the final answer to stdout and tool activity to stderr', async () => {
+    const { ws, llm } = await setup();
+    llm.queue(
+      reply().tool('everything__echo', { message: 'ping' }),
+      reply().text('The server said: ping.'),
+    );
+    const result = await ws.run(['-p', 'ask the echo server']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe('The server said: ping.');
+    expect(result.stderr).toContain('→ everything__echo {"message":"ping"}');
+    expect(result.stderr).toMatch(/✓ everything__echo \d+ms: Echo: ping/);
+  });
+
+  it('--json prints one event per line and a done line with usage', async () => {
+    const { ws, llm } = await setup();
+    llm.queue(reply().text('hello').usage(3, 1));
+    const result = await ws.run(['-p', 'hi', '--json']);
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string });
+    expect(lines[0]).toMatchObject({ type: 'turn-start' });
+    expect(lines.at(-1)).toMatchObject({
+      type: 'done',
+      outcome: 'answered',
+      text: 'hello',
+      usage: { inputTokens: 3, outputTokens: 1 },
+    });
+  });
+
+  it('denies writes without --yes and says which', async () => {
+    const { ws, llm } = await setup();
+    llm.queue(reply().tool('write_file', { path: 'x.txt', content: 'x' }), reply().text('ok'));
+    const result = await ws.run(['-p', 'write x']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toContain(
+      'denied: write_file (run with --yes, or allow them in tools.policy)',
+    );
+  });
+
+  it('takes the prompt from stdin; exits 2 without a prompt; 1 when no model answers', async () => {
+    const { ws, llm } = await setup();
+    llm.queue(reply().text('from stdin'));
+    expect((await ws.run(['-p'], 'piped question')).stdout).toBe('from stdin');
+    expect((await ws.run(['-p', ''], '')).exitCode).toBe(2);
+    ws.writeGlobal(
+      'model: gone\nmodels:\n  gone:\n    provider: openai\n    baseUrl: http://127.0.0.1:9/v1\n    model: x\n',
+    );
+    const unreachable = await ws.run(['--no-daemon', '-p', 'hello']);
+    expect(unreachable.exitCode).toBe(1);
+    expect(unreachable.stderr).toContain('http://127.0.0.1:9/v1');
+  });
+
+  it('kill -9 of the daemon during a turn loses nothing: --continue sends every message written before', async () => {
+    const { ws, llm } = await setup();
+    const notes = 'remember: the answer is 42\n';
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(`${ws.repo}/notes.txt`, notes);
+    llm.queue(reply().tool('read_file', { path: 'notes.txt' }), reply().text('partial…').hang());
+    const first = execa(process.execPath, [CLI, '-p', 'read the notes'], {
+      cwd: ws.repo,
+      env: ws.env,
+      reject: false,
+      stdin: 'ignore',
+    });
+    await llm.waitForRequests(2);
+    const { pid } = await ws.runJson<{ pid: number }>(['daemon', 'status']);
+    process.kill(pid, 'SIGKILL');
+    expect((await first).exitCode).toBe(1);
+
+    llm.queue(reply().text('It is 42.'));
+    const again = await ws.run(['-p', '--continue', 'so what is it?']);
+    expect(again.stderr).toBe('');
+    expect(again.stdout).toBe('It is 42.');
+    const messages = llm.requests[2]!.body.messages as { role: string; content: unknown }[];
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
+    expect(JSON.stringify(messages[3])).toContain('the answer is 42');
+    const sessions = await ws.runJson<{ messages: number }[]>(['sessions']);
+    expect(sessions[0]!.messages).toBe(5);
+  });
+});
