@@ -190,8 +190,7 @@ export class Engine implements EngineHandlers {
     },
     'daemon/status': async () => this.status(),
     'daemon/stop': async () => {
-      // After this reply has been written.
-      setImmediate(() => this.options.onStopRequested?.('niffler daemon stop'));
+      queueMicrotask(() => this.options.onStopRequested?.('niffler daemon stop'));
       return { stopping: true };
     },
     'session/open': async (params) => {

@@ -1,0 +1,89 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { compareCommands, median, timeCommand, type Bench } from './harness.ts';
+
+const cli = path.resolve('dist/cli.js');
+const bin = (pkg: string) =>
+  path.resolve('node_modules/@modelcontextprotocol', pkg, 'dist/index.js');
+
+/**
+ * Warm `niffler mcp status` with 3 live servers (everything, filesystem, memory), against
+ * `node -e 0` and against a raw-SDK script that connects to the same 3 servers and lists tools.
+ */
+const bench: Bench = async () => {
+  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-bench-')));
+  const repo = path.join(base, 'repo');
+  const home = path.join(base, 'h');
+  mkdirSync(path.join(repo, '.git'), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  const servers = [
+    {
+      name: 'everything',
+      command: process.execPath,
+      args: [bin('server-everything'), 'stdio'],
+      env: {},
+    },
+    {
+      name: 'filesystem',
+      command: process.execPath,
+      args: [bin('server-filesystem'), base],
+      env: {},
+    },
+    {
+      name: 'memory',
+      command: process.execPath,
+      args: [bin('server-memory')],
+      env: { MEMORY_FILE_PATH: path.join(base, 'memory.jsonl') },
+    },
+  ];
+  writeFileSync(
+    path.join(home, 'config.yaml'),
+    `mcpServers:\n${servers.map((s) => `  ${s.name}:\n    command: ${JSON.stringify(s.command)}\n    args: ${JSON.stringify(s.args)}\n    env: ${JSON.stringify(s.env)}\n`).join('')}`,
+  );
+  const env = { ...process.env, HOME: base, NIFFLER_HOME: home } as Record<string, string>;
+  try {
+    await execa(process.execPath, [cli, 'mcp', 'status', '--wait'], { cwd: repo, env });
+    const warm = () =>
+      timeCommand(process.execPath, [cli, 'mcp', 'status', '--json'], { cwd: repo, env });
+    const vsNode = await compareCommands(
+      warm,
+      () => timeCommand(process.execPath, ['-e', '0']),
+      20,
+    );
+    const raw = () =>
+      timeCommand(
+        process.execPath,
+        [path.resolve('bench/fixtures/raw-sdk-list.mjs'), JSON.stringify(servers)],
+        { cwd: repo, env },
+      );
+    const rawTimes: number[] = [];
+    for (let i = 0; i < 5; i++) rawTimes.push(await raw());
+    const rawMedian = median(rawTimes);
+    return [
+      {
+        name: 'warm mcp status, 3 servers (median ms)',
+        ours: vsNode.ours,
+        baseline: vsNode.baseline,
+        baselineName: 'node -e 0',
+        unit: 'ms',
+        ratio: vsNode.ours / vsNode.baseline,
+        goal: '<= 1.5x',
+      },
+      {
+        name: 'warm mcp status vs raw SDK connect+list (ms)',
+        ours: vsNode.ours,
+        baseline: rawMedian,
+        baselineName: 'raw SDK, 3 servers',
+        unit: 'ms',
+        ratio: vsNode.ours / rawMedian,
+        goal: '< 1x',
+      },
+    ];
+  } finally {
+    await execa(process.execPath, [cli, 'daemon', 'stop'], { cwd: repo, env, reject: false });
+    rmSync(base, { recursive: true, force: true });
+  }
+};
+export default bench;
