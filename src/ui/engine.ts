@@ -12,9 +12,14 @@ export const withEngine = async <T>(
   fn: (client: EngineClient) => Promise<T>,
 ): Promise<T> => {
   const { root } = findWorkspace(options.cwd ?? process.cwd());
-  if (options.daemon === false) {
-    const { startInProcess } = await import('../main/daemon/in-process.ts');
-    const engine = await startInProcess({ root });
+  // `--set` changes the config for this command only: the shared daemon cannot take it, so such a
+  // command runs its own engine.
+  if (options.daemon === false || (options.set?.length ?? 0) > 0) {
+    const [{ startInProcess }, { flagOverrides }] = await Promise.all([
+      import('../main/daemon/in-process.ts'),
+      import('./context.ts'),
+    ]);
+    const engine = await startInProcess({ root, flags: flagOverrides(options) });
     try {
       return await fn(engine.client);
     } finally {

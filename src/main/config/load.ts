@@ -257,14 +257,22 @@ const load = (options: LoadOptions): LoadedConfig => {
       ),
     );
   }
-  const flagLayers: ParsedFile[] = (options.flags ?? []).map((flag) => ({
-    source: { kind: 'flag', file: undefined },
-    data: setPath(flag.path, flag.value),
-    lineOf: () => undefined,
-  }));
-  (options.flags ?? []).forEach((flag, i) =>
-    errors.push(...validateLayer(flagLayers[i]!, env, (at) => `${flag.flag} (${at.join('.')})`)),
+  // All flags form one layer, so `--set models.x.provider=… --set models.x.model=…` validates whole.
+  const flags = options.flags ?? [];
+  const flagData = flags.reduce<Record<string, unknown>>(
+    (acc, flag) =>
+      mergeLayer(acc, setPath(flag.path, flag.value), new Map(), () => ({ kind: 'flag' })),
+    {},
   );
+  const flagLayers: ParsedFile[] = flags.length
+    ? [{ source: { kind: 'flag', file: undefined }, data: flagData, lineOf: () => undefined }]
+    : [];
+  const flagName = (at: KeyPath): string =>
+    flags.find(
+      (f) => at.join('.').startsWith(f.path.join('.')) || f.path.join('.').startsWith(at.join('.')),
+    )?.flag ?? '--set';
+  for (const layer of flagLayers)
+    errors.push(...validateLayer(layer, env, (at) => `${flagName(at)} (${at.join('.')})`));
   if (errors.length) throw new NifflerError('config-invalid', errors.join('\n'), { errors });
 
   const origins: Origins = new Map();

@@ -3,6 +3,7 @@ import { createMessageConnection, PortMessageReader, PortMessageWriter } from 'v
 import { Engine } from '../engine/engine.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { Env } from '../paths.ts';
+import type { FlagOverride } from '../config/load.ts';
 import { connectPort, type EngineClient } from './client.ts';
 import { serveConnection } from './connection.ts';
 
@@ -14,10 +15,12 @@ export const startInProcess = async (options: {
   root: string;
   env?: Env;
   log?: Logger;
+  flags?: FlagOverride[];
 }): Promise<{ client: EngineClient; engine: Engine; close: () => Promise<void> }> => {
   const engine = await Engine.create({
     root: options.root,
     env: options.env,
+    flags: options.flags ?? [],
     log: options.log ?? silentLogger,
     socket: null,
   });

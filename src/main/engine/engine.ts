@@ -5,7 +5,7 @@ import type {
   McpSamplingAnswer,
   McpServerStatus,
 } from '../../workers/protocol/mcp.ts';
-import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import { loadConfig, type FlagOverride, type LoadedConfig } from '../config/load.ts';
 import type { AttachedClient, EngineHandlers, RequestContext } from '../daemon/connection.ts';
 import type { Logger } from '../log.ts';
 import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
@@ -34,6 +34,8 @@ import { VERSION as VERSION_VALUE } from '../version.ts';
 export interface EngineOptions {
   root: string;
   env?: Env;
+  /** Command-line overrides (`--set`); only an in-process engine gets them. */
+  flags?: FlagOverride[];
   log: Logger;
   /** The socket the daemon listens on (null in-process). */
   socket?: string | null;
@@ -105,7 +107,7 @@ export class Engine implements EngineHandlers {
     const env = options.env ?? process.env;
     const paths = nifflerPaths(options.root, env);
     mkdirSync(paths.mcpLogsDir, { recursive: true, mode: 0o700 });
-    const result = loadConfig({ root: options.root, env });
+    const result = loadConfig({ root: options.root, env, flags: options.flags ?? [] });
     const loaded = result.ok ? result.value : null;
     const configError = result.ok ? null : result.error.message;
     if (configError) options.log.error('config invalid at start', { error: configError });
@@ -373,7 +375,11 @@ export class Engine implements EngineHandlers {
 
   /** Re-reads the config: a valid one is applied (only changed servers restart), a broken one reported. */
   async reload(): Promise<void> {
-    const result = loadConfig({ root: this.options.root, env: this.options.env ?? process.env });
+    const result = loadConfig({
+      root: this.options.root,
+      env: this.options.env ?? process.env,
+      flags: this.options.flags ?? [],
+    });
     if (!result.ok) {
       this.#configError = result.error.message;
       this.options.log.warn('config reload failed; keeping the last good config', {

@@ -11,7 +11,7 @@ const argsPreview = (args: Record<string, unknown>): string => {
 export const summarizeResult = (result: ToolResult): string => {
   if (!result.ok) return `${result.error.code}: ${result.error.message.split('\n')[0] ?? ''}`;
   const lines = result.output.split('\n').filter((l) => l.trim());
-  const first = lines[0] ?? '(no output)';
+  const first = lines[0]?.trim() ?? '(no output)';
   return `${first.length > 100 ? `${first.slice(0, 99)}…` : first}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
 };
 
