@@ -35,6 +35,8 @@ export interface EngineCalls {
     params: { sessionId: string; name: string; enabled: boolean };
     result: { disabled: string[] };
   };
+  /** Reads the config again now (e.g. after the user trusted the workspace) and applies it. */
+  'config/reload': { params: Record<string, never>; result: { ok: boolean; error?: string } };
 }
 
 /** Requests the engine sends to the front-end that started a turn. */

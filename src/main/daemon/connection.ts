@@ -58,6 +58,7 @@ const METHODS: EngineMethod[] = [
   'session/prompt',
   'session/list',
   'session/toggle',
+  'config/reload',
 ] satisfies (keyof EngineCalls)[];
 
 let nextClientId = 1;

@@ -28,6 +28,7 @@ import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
 import { Session, type SessionDeps } from './session.ts';
 import { listSessions } from './transcript.ts';
 import { mcpHandlers, waitForServers } from './mcp-handlers.ts';
+import { uiHandlers } from './ui-handlers.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
 
@@ -177,6 +178,7 @@ export class Engine implements EngineHandlers {
     [M in EngineMethod]: (params: ParamsOf<M>, context: RequestContext) => Promise<ResultOf<M>>;
   } = {
     ...mcpHandlers(this),
+    ...uiHandlers(this),
     hello: async (params) => {
       if (params.version !== this.version) {
         this.options.log.info('front-end of another version: restarting when idle', {
