@@ -1,0 +1,69 @@
+import { Box, Static, useWindowSize } from 'ink';
+import { Composer } from './components/Composer.tsx';
+import { DialogView } from './components/DialogView.tsx';
+import { EntryView } from './components/EntryView.tsx';
+import { StatusBar } from './components/StatusBar.tsx';
+import { TurnIndicator } from './components/TurnIndicator.tsx';
+import { useNow } from './hooks/use-now.ts';
+import { useComposerKeys, useGlobalKeys } from './hooks/use-keybindings.ts';
+import { useActions, useUiState } from './state/context.tsx';
+
+export interface AppProps {
+  /** Colors and styles in markdown (off with NO_COLOR). */
+  color: boolean;
+}
+
+const PLACEHOLDER = 'message · /help · @file · !shell';
+
+/** Layout only: transcript (finished entries printed once), live turn, dialog or input, status bar. */
+export const App = ({ color }: AppProps) => {
+  const state = useUiState();
+  const actions = useActions();
+  const { dispatch } = actions;
+  const { columns } = useWindowSize();
+  const width = Math.max(20, columns);
+  const dialog = state.dialogs[0];
+  const running = state.turn !== null || state.live.some((e) => e.kind === 'shell' && e.running);
+  const now = useNow(running);
+  const { editor, suggestions } = useComposerKeys(actions, state.workspace, !dialog);
+  useGlobalKeys(actions, {
+    inputEmpty: editor.text === '',
+    dialogOpen: Boolean(dialog),
+    exitArmed: state.exitArmed,
+    setExitArmed: (armed) => dispatch({ type: 'exit-armed', armed }),
+    toggleExpanded: () => dispatch({ type: 'toggle-expanded' }),
+  });
+  const view = { width, color, expanded: state.expanded, now };
+  const toolRunning = state.live.some((e) => e.kind === 'tool' && e.status === 'running');
+  return (
+    <>
+      <Static items={state.committed}>
+        {(entry) => (
+          <Box key={entry.id} width={width}>
+            <EntryView entry={entry} {...view} />
+          </Box>
+        )}
+      </Static>
+      <Box flexDirection="column" width={width}>
+        {state.live.map((entry) => (
+          <EntryView key={entry.id} entry={entry} {...view} />
+        ))}
+        {state.turn && !dialog && !toolRunning ? (
+          <TurnIndicator turn={state.turn} elapsedMs={now - state.turn.startedAt} />
+        ) : null}
+        {dialog ? (
+          <DialogView dialog={dialog} onAnswer={actions.answer} />
+        ) : (
+          <Composer editor={editor} suggestions={suggestions} placeholder={PLACEHOLDER} />
+        )}
+        <StatusBar
+          workspace={state.workspace}
+          model={state.model}
+          servers={state.servers}
+          totals={state.totals}
+          {...(state.exitArmed ? { hint: 'press ctrl-c again to exit' } : {})}
+        />
+      </Box>
+    </>
+  );
+};

@@ -1,0 +1,54 @@
+/** A slash command as `/help` lists it and `/` completes it. */
+export interface SlashCommand {
+  name: string;
+  args?: string;
+  description: string;
+}
+
+export const SLASH_COMMANDS: SlashCommand[] = [
+  { name: 'help', description: 'commands and keys' },
+  { name: 'mcp', args: '[start|stop|restart NAME]', description: 'MCP servers: status table, or start/stop/restart one' },
+  { name: 'tools', args: '[on|off NAME]', description: 'list tools; switch a server or tool on or off for this session' },
+  { name: 'model', args: '[NAME]', description: 'show the models, or use NAME from the next message on' },
+  { name: 'clear', description: 'start a new session (the old one stays on disk)' },
+  { name: 'sessions', description: 'sessions of this workspace' },
+  { name: 'resume', args: 'ID', description: 'continue an earlier session' },
+  { name: 'cost', description: 'tokens and cost of this session' },
+  { name: 'config', description: 'config files and the main settings' },
+  { name: 'exit', description: 'leave niffler (also ctrl-d, or ctrl-c twice)' },
+];
+
+export const KEYS: [string, string][] = [
+  ['enter', 'send'],
+  ['shift/alt-enter, ctrl-j, \\ enter', 'new line'],
+  ['↑ / ↓', 'history (on the first / last line)'],
+  ['tab', 'complete /command or @path'],
+  ['@path', 'attach a file to the message'],
+  ['!command', 'run a shell command here (not sent to the model)'],
+  ['esc', 'cancel the running turn'],
+  ['ctrl-o', 'expand tool results and reasoning'],
+  ['ctrl-c twice, ctrl-d', 'exit'],
+];
+
+/** Splits `/name a b` into the name and its arguments; null when `text` is not a command. */
+export const parseSlash = (text: string): { name: string; args: string[] } | null => {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('/') || trimmed.startsWith('//')) return null;
+  const [name = '', ...args] = trimmed.slice(1).split(/\s+/);
+  return { name: name.toLowerCase(), args };
+};
+
+/** Command names that start with what was typed after `/`. */
+export const completeSlash = (typed: string): string[] =>
+  SLASH_COMMANDS.filter((c) => c.name.startsWith(typed.replace(/^\//, '').toLowerCase())).map(
+    (c) => `/${c.name}`,
+  );
+
+/** The `/help` text. */
+export const helpText = (): string => {
+  const usage = SLASH_COMMANDS.map((c) => [`/${c.name}${c.args ? ` ${c.args}` : ''}`, c.description]);
+  const width = Math.max(...[...usage, ...KEYS].map(([left = '']) => left.length));
+  const rows = (list: [string, string][] | string[][]) =>
+    list.map(([left = '', right = '']) => `  ${left.padEnd(width)}  ${right}`).join('\n');
+  return `Commands\n${rows(usage)}\n\nKeys\n${rows(KEYS)}`;
+};

@@ -1,0 +1,76 @@
+import { Box, Text } from 'ink';
+import Spinner from 'ink-spinner';
+import type { Entry } from '../state/types.ts';
+import { AssistantMessage, UserMessage } from './MessageView.tsx';
+import { ToolCallView } from './ToolCallView.tsx';
+
+export interface EntryViewProps {
+  entry: Entry;
+  width: number;
+  color: boolean;
+  expanded: boolean;
+  now: number;
+}
+
+const NOTICE_COLORS = { info: undefined, warn: 'yellow', error: 'red' } as const;
+
+/** One transcript entry, whatever its kind. */
+export const EntryView = ({ entry, width, color, expanded, now }: EntryViewProps) => {
+  switch (entry.kind) {
+    case 'user':
+      return <UserMessage text={entry.text} attachments={entry.attachments} />;
+    case 'assistant':
+      return (
+        <AssistantMessage
+          text={entry.text}
+          reasoning={entry.reasoning}
+          width={width}
+          color={color}
+          expanded={expanded}
+        />
+      );
+    case 'tool':
+      return <ToolCallView card={entry} elapsedMs={now - entry.startedAt} expanded={expanded} />;
+    case 'notice': {
+      const noticeColor = NOTICE_COLORS[entry.level];
+      return (
+        <Text {...(noticeColor ? { color: noticeColor } : { dimColor: true })}>
+          {entry.level === 'error' ? '✗ ' : entry.level === 'warn' ? '! ' : '· '}
+          {entry.text}
+        </Text>
+      );
+    }
+    case 'output':
+      return (
+        <Box flexDirection="column" marginTop={1}>
+          <Text bold>{entry.title}</Text>
+          <Text>{entry.text}</Text>
+        </Box>
+      );
+    case 'shell':
+      return (
+        <Box flexDirection="column" marginTop={1}>
+          <Box>
+            {entry.running ? (
+              <Text color="cyan">
+                <Spinner type="dots" />{' '}
+              </Text>
+            ) : (
+              <Text color={entry.exitCode === 0 ? 'green' : 'red'}>! </Text>
+            )}
+            <Text bold>{entry.command}</Text>
+            {!entry.running && entry.exitCode !== 0 ? (
+              <Text color="red"> (exit {entry.exitCode ?? 'killed'})</Text>
+            ) : null}
+          </Box>
+          {entry.output ? <Text dimColor>{entry.output.replace(/\n+$/, '')}</Text> : null}
+        </Box>
+      );
+    case 'divider':
+      return (
+        <Box marginTop={1}>
+          <Text dimColor>{`── ${entry.text} ──`}</Text>
+        </Box>
+      );
+  }
+};

@@ -1,0 +1,50 @@
+import path from 'node:path';
+import { Box, Text } from 'ink';
+import type { McpServerStatus } from '../../../main/protocol.ts';
+import type { Totals } from '../state/types.ts';
+import { formatCost, formatTokens } from '../format.ts';
+
+export interface StatusBarProps {
+  workspace: string;
+  model: string;
+  servers: McpServerStatus[];
+  totals: Totals;
+  /** A one-line hint on the right (e.g. "ctrl-c again to exit"). */
+  hint?: string;
+}
+
+const FAILED = new Set(['failed', 'degraded']);
+
+/** Workspace, model, MCP servers ready/total (failures named in red), tokens and cost. */
+export const StatusBar = ({ workspace, model, servers, totals, hint }: StatusBarProps) => {
+  const counted = servers.filter((s) => s.state !== 'disabled');
+  const ready = counted.filter((s) => s.state === 'ready').length;
+  const failed = counted.filter((s) => FAILED.has(s.state)).map((s) => s.name);
+  const starting = counted.some((s) => s.state === 'starting');
+  const untrusted = counted.filter((s) => s.state === 'untrusted').length;
+  return (
+    <Box justifyContent="space-between">
+      <Text>
+        <Text bold>{path.basename(workspace)}</Text>
+        <Text dimColor>{' · '}</Text>
+        <Text color="cyan">{model}</Text>
+        {counted.length ? (
+          <>
+            <Text dimColor>{' · '}</Text>
+            <Text {...(starting ? { color: 'yellow' } : {})}>
+              MCP {ready}/{counted.length}
+            </Text>
+            {failed.length ? <Text color="red"> ({failed.join(', ')} failed)</Text> : null}
+            {untrusted ? <Text color="yellow"> ({untrusted} untrusted)</Text> : null}
+          </>
+        ) : null}
+        <Text dimColor>{' · '}</Text>
+        <Text>
+          {formatTokens(totals.inputTokens)} in / {formatTokens(totals.outputTokens)} out
+        </Text>
+        {totals.costUsd > 0 ? <Text>{` · ${formatCost(totals.costUsd)}`}</Text> : null}
+      </Text>
+      <Text dimColor>{hint ?? '/help'}</Text>
+    </Box>
+  );
+};

@@ -1,0 +1,227 @@
+import type { EngineClient } from '../../main/daemon/client.ts';
+import type { Env } from '../../main/paths.ts';
+import type { McpServerStatus, SessionEvent } from '../../main/protocol.ts';
+import { VERSION } from '../../main/version.ts';
+import { parseSlash } from './commands.ts';
+import { attachFiles } from './files.ts';
+import { appendHistory, historyFile, loadHistory } from './input-history.ts';
+import { runShell } from './shell.ts';
+import { runSlash } from './slash.ts';
+import { entriesFromMessages } from './state/history.ts';
+import type { Action, Dialog, DialogAnswer, UiState } from './state/types.ts';
+import { offerTrust } from './trust.ts';
+
+export interface ControllerOptions {
+  client: EngineClient;
+  root: string;
+  env?: Env;
+  dispatch: (action: Action) => void;
+  getState: () => UiState;
+  /** Ends the app (unmounts Ink). */
+  exit: () => void;
+  session?: { resume?: string; continue?: boolean };
+  model?: string;
+  yes?: boolean;
+  /** Told each session id the UI opens (the last one is printed on exit). */
+  onSession?: (sessionId: string) => void;
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * Everything the UI does with the engine: the session, turns (Esc aborts the `session/prompt`
+ * request), dialogs answering the engine's questions, slash commands, `!shell`, input history.
+ */
+export const createController = (options: ControllerOptions) => {
+  const { client, root, dispatch } = options;
+  const env = options.env ?? process.env;
+  const historyPath = historyFile(root, env);
+  let history = loadHistory(historyPath);
+  let sessionId: Promise<string> = Promise.resolve('');
+  let currentSession = '';
+  let turn: AbortController | null = null;
+  let shell: AbortController | null = null;
+  let model = options.model;
+  const answers = new Map<string, (answer: DialogAnswer) => void>();
+  let nextDialog = 1;
+  const disposers: (() => void)[] = [];
+
+  const notice = (level: 'info' | 'warn' | 'error', text: string) => dispatch({ type: 'notice', level, text });
+  const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+  /** Shows a dialog and resolves with the user's answer (or `fallback` when `signal` aborts). */
+  const ask = (dialog: DistributiveOmit<Dialog, 'id'>, fallback: DialogAnswer, signal?: AbortSignal) =>
+    new Promise<DialogAnswer>((resolve) => {
+      const id = `d${nextDialog++}`;
+      const settle = (answer: DialogAnswer) => {
+        if (!answers.delete(id)) return;
+        dispatch({ type: 'dialog-close', id });
+        resolve(answer);
+      };
+      answers.set(id, settle);
+      signal?.addEventListener('abort', () => settle(fallback), { once: true });
+      dispatch({ type: 'dialog-open', dialog: { ...dialog, id } });
+    });
+
+  const open = async (params: { resume?: string; continue?: boolean }, note?: string) => {
+    const opening = client.request('session/open', params);
+    sessionId = opening.then((o) => o.sessionId);
+    const opened = await opening;
+    currentSession = opened.sessionId;
+    options.onSession?.(opened.sessionId);
+    const history = entriesFromMessages(opened.messages);
+    dispatch({
+      type: 'session-opened',
+      sessionId: opened.sessionId,
+      model: model ?? opened.model,
+      history,
+      ...(note ? { note } : {}),
+    });
+    for (const warning of opened.warnings) notice('warn', warning);
+    return opened;
+  };
+
+  const prompt = async (text: string) => {
+    if (turn) return notice('warn', 'a turn is running: wait for it, or press Esc to cancel it');
+    const { prompt: body, attachments, problems } = attachFiles(root, text);
+    for (const problem of problems) notice('warn', problem);
+    const controller = new AbortController();
+    turn = controller;
+    dispatch({ type: 'submit', text, attachments, now: Date.now() });
+    try {
+      const id = await sessionId;
+      const summary = await client.request(
+        'session/prompt',
+        { sessionId: id, text: body, interactive: true, ...(options.yes ? { yes: true } : {}), ...(model ? { model } : {}) },
+        controller.signal,
+      );
+      dispatch({ type: 'turn-finished', summary });
+    } catch (error) {
+      if (controller.signal.aborted) {
+        // The engine's turn-end may not arrive once the request is cancelled: say it here.
+        const state = options.getState();
+        if (!state.live.some((e) => e.kind === 'notice' && e.text === 'cancelled')) notice('warn', 'cancelled');
+        dispatch({ type: 'turn-finished', summary: null });
+      } else dispatch({ type: 'turn-finished', summary: null, error: errorText(error) });
+    } finally {
+      turn = null;
+    }
+  };
+
+  const runBang = async (command: string) => {
+    if (shell) return notice('warn', 'a shell command is running: wait for it, or press Esc');
+    shell = new AbortController();
+    dispatch({ type: 'shell-start', command });
+    try {
+      const result = await runShell(command, root, shell.signal);
+      dispatch({ type: 'shell-end', ...result });
+    } catch (error) {
+      dispatch({ type: 'shell-end', output: errorText(error), exitCode: null });
+    } finally {
+      shell = null;
+    }
+  };
+
+  const controller = {
+    /** Subscribes to the engine, opens the session, then checks servers and workspace trust. */
+    start: async () => {
+      disposers.push(
+        client.onNotification('session/event', ({ sessionId: id, event }: { sessionId: string; event: SessionEvent }) => {
+          if (id === currentSession) dispatch({ type: 'session-event', event, now: Date.now() });
+        }),
+        client.onNotification('mcp/status-changed', (status: McpServerStatus) => dispatch({ type: 'server-status', status })),
+        client.onNotification('config/changed', ({ ok, error }) =>
+          notice(ok ? 'info' : 'error', ok ? 'config reloaded' : `config not reloaded: ${error ?? 'invalid'}`),
+        ),
+      );
+      client.onRequest('approval/ask', async (ask_, signal) => {
+        const answer = await ask({ kind: 'approval', ask: ask_ }, { kind: 'approval', answer: 'deny' }, signal);
+        return { answer: answer.kind === 'approval' ? answer.answer : 'deny' };
+      });
+      client.onRequest('elicitation/ask', async ({ server, elicitation }, signal) => {
+        const answer = await ask(
+          { kind: 'elicitation', server, elicitation },
+          { kind: 'elicitation', answer: { action: 'cancel' } },
+          signal,
+        );
+        return answer.kind === 'elicitation' ? answer.answer : { action: 'cancel' };
+      });
+      client.onRequest('sampling/ask', async ({ server, summary, maxTokens }, signal) => {
+        const answer = await ask({ kind: 'sampling', server, summary, maxTokens }, { kind: 'sampling', approve: false }, signal);
+        return { approve: answer.kind === 'sampling' && answer.approve };
+      });
+      dispatch({ type: 'notice', level: 'info', text: `niffler ${VERSION} · ${root} · /help for commands` });
+      const opening = open(options.session ?? {}).catch((error: unknown) => {
+        notice('error', `could not open a session: ${errorText(error)}`);
+      });
+      try {
+        const status = await client.request('mcp/status', {});
+        dispatch({ type: 'servers', servers: status.servers });
+        if (status.configError) notice('error', status.configError);
+        await opening;
+        await offerTrust({ client, root, env, servers: status.servers, ask, notice });
+      } catch (error) {
+        notice('error', `could not read MCP status: ${errorText(error)}`);
+      }
+    },
+    /** What Enter does: a slash command, `!shell`, or a message for the model. */
+    submit: async (raw: string) => {
+      const text = raw.trim();
+      if (!text) return;
+      history = appendHistory(historyPath, history, raw);
+      const slash = parseSlash(text);
+      if (slash) {
+        try {
+          await runSlash(slash.name, slash.args, {
+            client,
+            root,
+            env,
+            dispatch,
+            getState: options.getState,
+            sessionId: () => sessionId,
+            isBusy: () => turn !== null,
+            open,
+            setModel: (name) => (model = name),
+            exit: controller.exit,
+          });
+        } catch (error) {
+          notice('error', errorText(error));
+        }
+        return;
+      }
+      if (text.startsWith('!')) return runBang(text.slice(1).trim());
+      return prompt(text);
+    },
+    /** Esc: cancels the running turn or shell command; false when nothing ran. */
+    cancel: (): boolean => {
+      if (turn) turn.abort();
+      else if (shell) shell.abort();
+      else return false;
+      return true;
+    },
+    get isBusy(): boolean {
+      return turn !== null || shell !== null;
+    },
+    get history(): string[] {
+      return history;
+    },
+    answer: (id: string, answer: DialogAnswer) => answers.get(id)?.(answer),
+    dispatch,
+    exit: () => {
+      turn?.abort();
+      shell?.abort();
+      options.exit();
+    },
+    get sessionId(): string {
+      return currentSession;
+    },
+    dispose: () => {
+      for (const dispose of disposers.splice(0)) dispose();
+      turn?.abort();
+      shell?.abort();
+    },
+  };
+  return controller;
+};
+
+export type Controller = ReturnType<typeof createController>;

@@ -1,0 +1,118 @@
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { useInput } from 'ink';
+import { completeSlash } from '../commands.ts';
+import type { Controller } from '../controller.ts';
+import * as ed from '../editor.ts';
+import { completePath } from '../files.ts';
+
+/** Completions for the token at the cursor: `/command` at the start, `@path` anywhere. */
+export const suggestionsFor = (editor: ed.EditorState, root: string): string[] => {
+  if (editor.text.startsWith('/') && !/\s/.test(editor.text)) {
+    const found = completeSlash(editor.text);
+    return found.length === 1 && found[0] === editor.text ? [] : found;
+  }
+  const { token } = ed.currentToken(editor);
+  return token.startsWith('@') ? completePath(root, token) : [];
+};
+
+/** Keys of the input box: editing, history, completion, Enter to send. */
+export const useComposerKeys = (actions: Controller, root: string, isActive: boolean) => {
+  const [editor, setEditor] = useState(ed.emptyEditor);
+  const [historyIndex, setHistoryIndex] = useState<number | null>(null);
+  const draft = useRef('');
+  const suggestions = useMemo(() => suggestionsFor(editor, root), [editor, root]);
+
+  const send = (text: string) => {
+    setEditor(ed.emptyEditor);
+    setHistoryIndex(null);
+    void actions.submit(text);
+  };
+  const recall = (direction: -1 | 1) => {
+    const history = actions.history;
+    if (direction < 0) {
+      if (history.length === 0) return;
+      if (historyIndex === null) draft.current = editor.text;
+      const index = historyIndex === null ? history.length - 1 : Math.max(0, historyIndex - 1);
+      setHistoryIndex(index);
+      setEditor(ed.editorOf(history[index] ?? ''));
+    } else if (historyIndex !== null) {
+      const index = historyIndex + 1;
+      setHistoryIndex(index >= history.length ? null : index);
+      setEditor(ed.editorOf(index >= history.length ? draft.current : (history[index] ?? '')));
+    }
+  };
+
+  useInput(
+    (input, key) => {
+      if (key.return) {
+        if (key.shift || key.meta) return setEditor(ed.insert(editor, '\n'));
+        if (editor.text.slice(0, editor.cursor).endsWith('\\'))
+          return setEditor(ed.insert(ed.backspace(editor), '\n'));
+        if (suggestions[0]?.startsWith('/')) return send(suggestions[0]);
+        if (editor.text.trim()) send(editor.text);
+        return;
+      }
+      if (key.tab && suggestions[0]) {
+        const choice = suggestions[0];
+        return setEditor(choice.startsWith('/') ? ed.editorOf(`${choice} `) : ed.replaceToken(editor, choice.endsWith('/') ? choice : `${choice} `));
+      }
+      if (key.upArrow) return ed.isOnFirstLine(editor) ? recall(-1) : setEditor(ed.moveLine(editor, -1));
+      if (key.downArrow) return ed.isOnLastLine(editor) ? recall(1) : setEditor(ed.moveLine(editor, 1));
+      if (key.leftArrow) return setEditor(ed.moveBy(editor, -1));
+      if (key.rightArrow) return setEditor(ed.moveBy(editor, 1));
+      if (key.home) return setEditor(ed.home(editor));
+      if (key.end) return setEditor(ed.end(editor));
+      if (key.backspace) return setEditor(ed.backspace(editor));
+      if (key.delete) return setEditor(ed.deleteForward(editor));
+      if (key.ctrl) {
+        if (input === 'a') setEditor(ed.home(editor));
+        else if (input === 'e') setEditor(ed.end(editor));
+        else if (input === 'u') setEditor(ed.killToStart(editor));
+        else if (input === 'w') setEditor(ed.killWord(editor));
+        else if (input === 'j') setEditor(ed.insert(editor, '\n'));
+        else if (input === 'c') setEditor(ed.emptyEditor);
+        else if (input === 'd' && editor.text) setEditor(ed.deleteForward(editor));
+        return;
+      }
+      if (key.escape || key.meta) return;
+      if (!input) return;
+      // Typed ahead, then Enter, in one chunk (a slow terminal, tmux send-keys): text, then send.
+      const lone = input.endsWith('\r') && input.indexOf('\r') === input.length - 1;
+      const next = ed.insert(editor, (lone ? input.slice(0, -1) : input).replace(/\r\n?/g, '\n'));
+      if (lone && next.text.trim()) send(next.text);
+      else setEditor(next);
+    },
+    { isActive },
+  );
+  return { editor, suggestions };
+};
+
+/**
+ * Keys that work whatever has focus: Esc cancels the turn, Ctrl-C cancels or (twice) exits,
+ * Ctrl-D on an empty input exits, Ctrl-O expands tool results and reasoning.
+ */
+export const useGlobalKeys = (
+  actions: Controller,
+  opts: { inputEmpty: boolean; dialogOpen: boolean; exitArmed: boolean; setExitArmed: (armed: boolean) => void; toggleExpanded: () => void },
+) => {
+  const { exitArmed, setExitArmed } = opts;
+  useEffect(() => {
+    if (!exitArmed) return;
+    const timer = setTimeout(() => setExitArmed(false), 2000);
+    return () => clearTimeout(timer);
+  }, [exitArmed, setExitArmed]);
+  useInput((input, key) => {
+    if (key.escape && !opts.dialogOpen) {
+      actions.cancel();
+      return;
+    }
+    if (!key.ctrl) return;
+    if (input === 'c') {
+      if (actions.cancel()) return;
+      if (!opts.inputEmpty) return; // the composer clears its text
+      if (exitArmed) actions.exit();
+      else setExitArmed(true);
+    } else if (input === 'd' && opts.inputEmpty && !opts.dialogOpen) actions.exit();
+    else if (input === 'o') opts.toggleExpanded();
+  });
+};

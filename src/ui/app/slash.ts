@@ -1,0 +1,184 @@
+import { loadConfig } from '../../main/config/load.ts';
+import type { EngineClient } from '../../main/daemon/client.ts';
+import type { Env } from '../../main/paths.ts';
+import type { SessionOpened } from '../../main/protocol.ts';
+import { formatDuration, formatMs, truncate } from '../render/format.ts';
+import { formatTable } from '../render/output.ts';
+import { helpText } from './commands.ts';
+import { formatCost, formatTokens } from './format.ts';
+import type { Action, UiState } from './state/types.ts';
+
+export interface SlashContext {
+  client: EngineClient;
+  root: string;
+  env: Env;
+  dispatch: (action: Action) => void;
+  getState: () => UiState;
+  sessionId: () => Promise<string>;
+  isBusy: () => boolean;
+  open: (params: { resume?: string }, note?: string) => Promise<SessionOpened>;
+  setModel: (name: string) => void;
+  exit: () => void;
+}
+
+const usage = (text: string): never => {
+  throw new Error(`usage: ${text}`);
+};
+
+const mcp = async (ctx: SlashContext, args: string[]) => {
+  const [verb, name] = args;
+  if (!verb) {
+    const status = await ctx.client.request('mcp/status', {});
+    ctx.dispatch({ type: 'servers', servers: status.servers });
+    const rows = status.servers.map((s) => [
+      s.name,
+      s.state,
+      String(s.tools),
+      s.pid === null ? '-' : String(s.pid),
+      s.startedAt ? formatDuration(Date.now() - s.startedAt) : '-',
+      String(s.calls),
+      String(s.errors),
+      formatMs(s.p50Ms),
+      s.lastError ? truncate(s.lastError.message, 50) : '',
+    ]);
+    const table = rows.length
+      ? formatTable(['NAME', 'STATE', 'TOOLS', 'PID', 'UPTIME', 'CALLS', 'ERRORS', 'P50', 'LAST ERROR'], rows)
+      : 'no MCP servers configured (add one with niffler mcp add NAME -- COMMAND)';
+    const extra = [status.configError, ...status.warnings].filter(Boolean).join('\n');
+    return ctx.dispatch({ type: 'output', title: 'MCP servers', text: extra ? `${table}\n${extra}` : table });
+  }
+  if (verb !== 'start' && verb !== 'stop' && verb !== 'restart') return usage('/mcp [start|stop|restart NAME]');
+  if (!name) return usage(`/mcp ${verb} NAME`);
+  const status = await ctx.client.request(`mcp/${verb}`, { name });
+  ctx.dispatch({ type: 'server-status', status });
+  ctx.dispatch({ type: 'notice', level: 'info', text: `${name}: ${status.state}` });
+};
+
+const tools = async (ctx: SlashContext, args: string[], disabled: Set<string>) => {
+  const [verb, name] = args;
+  if (verb === 'on' || verb === 'off') {
+    if (!name) return usage(`/tools ${verb} NAME (a server, or a tool as server__tool)`);
+    const result = await ctx.client.request('session/toggle', {
+      sessionId: await ctx.sessionId(),
+      name,
+      enabled: verb === 'on',
+    });
+    disabled.clear();
+    for (const item of result.disabled) disabled.add(item);
+    return ctx.dispatch({ type: 'notice', level: 'info', text: `${name} ${verb} for this session` });
+  }
+  if (verb) return usage('/tools [on|off NAME]');
+  const list = await ctx.client.request('mcp/tools', {});
+  const lines: string[] = [];
+  for (const server of [...new Set(list.map((t) => t.server))]) {
+    lines.push(`${server}${disabled.has(server) ? ' (off)' : ''}`);
+    for (const tool of list.filter((t) => t.server === server)) {
+      const off = disabled.has(server) || disabled.has(tool.name);
+      const notes = [tool.annotations?.readOnlyHint ? 'read-only' : '', tool.annotations?.destructiveHint ? 'destructive' : '']
+        .filter(Boolean)
+        .join(', ');
+      lines.push(
+        `  ${off ? '✗' : '✓'} ${tool.name}${notes ? ` [${notes}]` : ''}  ${truncate((tool.description ?? '').split('\n')[0] ?? '', 60)}`,
+      );
+    }
+  }
+  lines.push('', 'Switch one off for this session: /tools off NAME (a server or a tool); built-in tools too.');
+  ctx.dispatch({ type: 'output', title: 'Tools', text: list.length ? lines.join('\n') : 'no MCP tools (built-in tools are always there)' });
+};
+
+const model = (ctx: SlashContext, args: string[]) => {
+  const loaded = loadConfig({ root: ctx.root, env: ctx.env });
+  const models = loaded.ok ? Object.keys(loaded.value.config.models) : [];
+  const [name] = args;
+  if (!name) {
+    const current = ctx.getState().model;
+    const text = models.length
+      ? models.map((m) => `${m === current ? '›' : ' '} ${m}`).join('\n')
+      : `${current} (no models configured; see .niffler.example/config.yaml)`;
+    return ctx.dispatch({ type: 'output', title: 'Models', text });
+  }
+  if (models.length && !models.includes(name))
+    throw new Error(`no model named "${name}" (configured: ${models.join(', ')}); add it under models: in the config`);
+  ctx.setModel(name);
+  ctx.dispatch({ type: 'model', model: name });
+  ctx.dispatch({ type: 'notice', level: 'info', text: `model: ${name} from the next message on` });
+};
+
+const sessions = async (ctx: SlashContext) => {
+  const list = await ctx.client.request('session/list', {});
+  const rows = list.slice(0, 20).map((s) => [s.id, s.updatedAt.slice(0, 16).replace('T', ' '), String(s.messages), truncate(s.title, 50)]);
+  ctx.dispatch({
+    type: 'output',
+    title: 'Sessions',
+    text: rows.length ? `${formatTable(['ID', 'UPDATED', 'MESSAGES', 'TITLE'], rows)}\n\n/resume ID continues one` : 'no sessions yet',
+  });
+};
+
+const config = async (ctx: SlashContext) => {
+  const status = await ctx.client.request('daemon/status', {});
+  const state = ctx.getState();
+  const lines = [
+    `workspace  ${status.root}`,
+    `model      ${state.model}`,
+    `daemon     pid ${status.pid}, ${status.socket ?? 'in-process'}`,
+    '',
+    'config files (lowest precedence first):',
+    ...status.configFiles.map((f) => `  ${f.exists ? '✓' : '·'} ${f.kind.padEnd(7)} ${f.file}`),
+    ...(status.configError ? ['', `error: ${status.configError}`] : []),
+    '',
+    'niffler config show --origin prints every value and where it came from.',
+  ];
+  ctx.dispatch({ type: 'output', title: 'Config', text: lines.join('\n') });
+};
+
+const disabledBySession = new WeakMap<SlashContext['client'], Set<string>>();
+
+/** Runs one slash command; throws with a message for the transcript when it fails. */
+export const runSlash = async (name: string, args: string[], ctx: SlashContext): Promise<void> => {
+  const busy = () => {
+    if (ctx.isBusy()) throw new Error(`/${name} waits until the running turn ends (Esc cancels it)`);
+  };
+  let disabled = disabledBySession.get(ctx.client);
+  if (!disabled) disabledBySession.set(ctx.client, (disabled = new Set()));
+  switch (name) {
+    case 'help':
+    case '?':
+      return ctx.dispatch({ type: 'output', title: 'Help', text: helpText() });
+    case 'mcp':
+      return mcp(ctx, args);
+    case 'tools':
+      return tools(ctx, args, disabled);
+    case 'model':
+      return model(ctx, args);
+    case 'clear':
+      busy();
+      disabled.clear();
+      await ctx.open({}, 'new session');
+      return;
+    case 'sessions':
+      return sessions(ctx);
+    case 'resume':
+      busy();
+      if (!args[0]) return usage('/resume ID (see /sessions)');
+      disabled.clear();
+      await ctx.open({ resume: args[0] }, `resumed ${args[0]}`);
+      return;
+    case 'cost': {
+      const { totals, sessionId } = ctx.getState();
+      const text = [
+        `session   ${sessionId ?? '-'}`,
+        `turns     ${totals.turns}`,
+        `tokens    ${formatTokens(totals.inputTokens)} in, ${formatTokens(totals.outputTokens)} out`,
+        `cost      ${totals.costUsd > 0 ? formatCost(totals.costUsd) : 'unknown (set prices for the model in the config)'}`,
+      ].join('\n');
+      return ctx.dispatch({ type: 'output', title: 'Cost (this session, since niffler started)', text });
+    }
+    case 'config':
+      return config(ctx);
+    case 'exit':
+    case 'quit':
+      return ctx.exit();
+    default:
+      throw new Error(`unknown command /${name}; /help lists the commands`);
+  }
+};

@@ -1,0 +1,230 @@
+import type { SessionEvent, TurnSummary } from '../../../main/protocol.ts';
+import type { ToolResult } from '../../../workers/protocol/tool-result.ts';
+import { summarizeResult } from '../../render/turn.ts';
+import type { Action, Entry, NewEntry, NoticeLevel, ToolCard, UiState } from './types.ts';
+
+/** The state before the session opens: the first frame draws from it. */
+export const initialState = (workspace: string, model: string): UiState => ({
+  workspace,
+  model,
+  sessionId: null,
+  committed: [],
+  live: [],
+  turn: null,
+  servers: [],
+  totals: { inputTokens: 0, outputTokens: 0, costUsd: 0, turns: 0 },
+  dialogs: [],
+  exitArmed: false,
+  expanded: false,
+  nextId: 1,
+});
+
+const add = (state: UiState, entry: NewEntry): UiState => {
+  const withId = { ...entry, id: `e${state.nextId}` };
+  const busy = state.turn !== null || state.live.some((e) => e.kind === 'shell' && e.running);
+  return busy
+    ? { ...state, live: [...state.live, withId], nextId: state.nextId + 1 }
+    : { ...state, committed: [...state.committed, withId], nextId: state.nextId + 1 };
+};
+
+/** Moves the live area into the transcript once no turn and no shell command runs. */
+const settle = (state: UiState): UiState =>
+  state.turn !== null || state.live.some((e) => e.kind === 'shell' && e.running)
+    ? state
+    : { ...state, committed: [...state.committed, ...state.live], live: [] };
+
+const updateLive = (state: UiState, match: (e: Entry) => boolean, fn: (e: Entry) => Entry) => {
+  const index = state.live.findLastIndex(match);
+  if (index < 0) return state;
+  const live = [...state.live];
+  live[index] = fn(live[index]!);
+  return { ...state, live };
+};
+
+const appendText = (state: UiState, field: 'text' | 'reasoning', text: string): UiState => {
+  const last = state.live.at(-1);
+  if (last?.kind === 'assistant' && (field === 'text' || !last.text))
+    return updateLive(
+      state,
+      (e) => e === last,
+      (e) => ({ ...e, [field]: (e as typeof last)[field] + text }),
+    );
+  return add(state, {
+    kind: 'assistant',
+    text: field === 'text' ? text : '',
+    reasoning: field === 'reasoning' ? text : '',
+  });
+};
+
+/** The full text of a result, for an expanded card. */
+export const resultDetail = (result: ToolResult): string =>
+  result.ok
+    ? result.output
+    : [result.error.message, result.output].filter((t): t is string => Boolean(t)).join('\n');
+
+const updateCard = (state: UiState, callId: string, fn: (card: ToolCard) => ToolCard) =>
+  updateLive(
+    state,
+    (e) => e.kind === 'tool' && e.callId === callId,
+    (e) => fn(e as ToolCard),
+  );
+
+const finishTurn = (state: UiState, summary: TurnSummary): UiState => {
+  const totals = {
+    inputTokens: state.totals.inputTokens + summary.usage.inputTokens,
+    outputTokens: state.totals.outputTokens + summary.usage.outputTokens,
+    costUsd: state.totals.costUsd + (summary.costUsd ?? 0),
+    turns: state.totals.turns + 1,
+  };
+  const next = { ...state, totals };
+  switch (summary.outcome) {
+    case 'cancelled':
+      return add(next, { kind: 'notice', level: 'warn', text: 'cancelled' });
+    case 'error': {
+      const last = next.live.at(-1);
+      if (last?.kind === 'notice' && last.text === summary.error)
+        return updateLive(next, (e) => e === last, (e) => ({ ...e, level: 'error' as NoticeLevel }));
+      return add(next, { kind: 'notice', level: 'error', text: summary.error ?? 'the turn failed' });
+    }
+    case 'answered':
+    case 'max-steps':
+      return next;
+  }
+};
+
+const onEvent = (state: UiState, event: SessionEvent, now: number): UiState => {
+  switch (event.type) {
+    case 'turn-start':
+      return {
+        ...state,
+        model: event.model,
+        turn: state.turn ? { ...state.turn, started: true, waitingFor: [] } : state.turn,
+      };
+    case 'text':
+      return appendText(state, 'text', event.text);
+    case 'reasoning':
+      return appendText(state, 'reasoning', event.text);
+    case 'tool-call':
+      return add(state, {
+        kind: 'tool',
+        callId: event.id,
+        name: event.name,
+        ...(event.server ? { server: event.server } : {}),
+        args: event.args,
+        status: 'running',
+        startedAt: now,
+      });
+    case 'tool-denied':
+      return updateCard(state, event.id, (card) => ({
+        ...card,
+        status: 'denied',
+        summary: event.reason,
+        ms: now - card.startedAt,
+      }));
+    case 'tool-result':
+      return updateCard(state, event.id, (card) => ({
+        ...card,
+        status: card.status === 'denied' ? 'denied' : event.result.ok ? 'done' : 'error',
+        ms: Math.round(event.ms),
+        summary: card.status === 'denied' ? card.summary : summarizeResult(event.result),
+        detail: resultDetail(event.result),
+      }));
+    case 'retry':
+      return add(state, {
+        kind: 'notice',
+        level: 'warn',
+        text: `${event.reason}; retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)}s`,
+      });
+    case 'notice':
+      return add(state, { kind: 'notice', level: event.level, text: event.text });
+    case 'usage':
+      return state;
+    case 'turn-end':
+      return finishTurn(state, event.summary);
+  }
+};
+
+/** Pure: UI state and one action (a daemon event, a user action) → the next UI state. */
+export const reducer = (state: UiState, action: Action): UiState => {
+  switch (action.type) {
+    case 'session-opened': {
+      const history = action.history.map((e, i) => ({ ...e, id: `e${state.nextId + i}` }));
+      const next = {
+        ...state,
+        sessionId: action.sessionId,
+        model: action.model,
+        committed: [...state.committed, ...history],
+        nextId: state.nextId + history.length,
+      };
+      return action.note ? add(next, { kind: 'divider', text: action.note }) : next;
+    }
+    case 'session-event':
+      return onEvent(state, action.event, action.now);
+    case 'submit': {
+      const waitingFor = state.servers.filter((s) => s.state === 'starting').map((s) => s.name);
+      const withTurn = { ...state, exitArmed: false, turn: { startedAt: action.now, started: false, waitingFor } };
+      return add(withTurn, { kind: 'user', text: action.text, attachments: action.attachments });
+    }
+    case 'turn-finished': {
+      const next = action.error ? add(state, { kind: 'notice', level: 'error', text: action.error }) : state;
+      return settle({
+        ...next,
+        turn: null,
+        live: next.live.map((e) =>
+          e.kind === 'tool' && e.status === 'running'
+            ? { ...e, status: 'error' as const, summary: 'cancelled' }
+            : e,
+        ),
+      });
+    }
+    case 'servers':
+      return { ...state, servers: action.servers };
+    case 'server-status': {
+      const known = state.servers.some((s) => s.name === action.status.name);
+      const servers = known
+        ? state.servers.map((s) => (s.name === action.status.name ? action.status : s))
+        : [...state.servers, action.status];
+      const turn =
+        state.turn && !state.turn.started
+          ? {
+              ...state.turn,
+              waitingFor: state.turn.waitingFor.filter(
+                (name) => servers.find((s) => s.name === name)?.state === 'starting',
+              ),
+            }
+          : state.turn;
+      return { ...state, servers, turn };
+    }
+    case 'notice':
+      return add(state, { kind: 'notice', level: action.level, text: action.text });
+    case 'output':
+      return add(state, { kind: 'output', title: action.title, text: action.text });
+    case 'shell-start':
+      return {
+        ...state,
+        live: [
+          ...state.live,
+          { kind: 'shell', id: `e${state.nextId}`, command: action.command, output: '', exitCode: null, running: true },
+        ],
+        nextId: state.nextId + 1,
+      };
+    case 'shell-end':
+      return settle(
+        updateLive(
+          state,
+          (e) => e.kind === 'shell' && e.running,
+          (e) => ({ ...e, output: action.output, exitCode: action.exitCode, running: false }),
+        ),
+      );
+    case 'dialog-open':
+      return { ...state, dialogs: [...state.dialogs, action.dialog] };
+    case 'dialog-close':
+      return { ...state, dialogs: state.dialogs.filter((d) => d.id !== action.id) };
+    case 'exit-armed':
+      return { ...state, exitArmed: action.armed };
+    case 'toggle-expanded':
+      return { ...state, expanded: !state.expanded };
+    case 'model':
+      return { ...state, model: action.model };
+  }
+};
