@@ -1,13 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { McpHost } from '../../src/main/threads/mcp.ts';
-import type { McpToolInfo } from '../../src/workers/protocol/mcp.ts';
+import type { McpOAuthSpec, McpToolInfo } from '../../src/workers/protocol/mcp.ts';
 
-// Conformance driver: `client.ts <server-url>`, scenario in MCP_CONFORMANCE_SCENARIO. It goes
-// through niffler's own MCP layer — McpHost, the worker thread, ServerConnection and its SDK
-// transports — connects, lists, then calls every tool with arguments made from its schema.
-// Elicitations are accepted with no fields, so the schema defaults our client applies are sent.
+// Conformance driver: `client.ts <server-url>`, scenario in MCP_CONFORMANCE_SCENARIO, credentials
+// in MCP_CONFORMANCE_CONTEXT. It goes through niffler's own MCP layer — McpHost, the worker
+// thread, ServerConnection, its SDK transports and its OAuth client — starts the server by hand
+// (as `niffler mcp login` does), lists, then calls every tool with arguments made from its schema.
+// When an authorization URL appears in the server's status, this driver plays the user's browser:
+// it asks the authorization endpoint without following its redirect, then delivers the `Location`
+// (code and state) to niffler's loopback receiver. Elicitations are accepted with no fields, so
+// the schema defaults our client applies are sent.
 
 const url = process.argv.at(-1);
 const scenario = process.env['MCP_CONFORMANCE_SCENARIO'] ?? '(none)';
@@ -15,6 +19,47 @@ if (!url?.startsWith('http')) {
   console.error('usage: client.ts <server-url>');
   process.exit(2);
 }
+const dir = mkdtempSync(path.join(tmpdir(), 'niffler-conformance-'));
+
+/** The `oauth` config a user of this scenario would write, from the suite's context. */
+const oauthFor = (context: Record<string, string>): McpOAuthSpec => {
+  const client = {
+    ...(context['client_id'] ? { clientId: context['client_id'] } : {}),
+    ...(context['client_secret'] ? { clientSecret: context['client_secret'] } : {}),
+  };
+  if (context['idp_id_token'])
+    return {
+      grant: 'cross_app',
+      ...client,
+      idp: {
+        tokenEndpoint: context['idp_token_endpoint']!,
+        clientId: context['idp_client_id']!,
+        idToken: context['idp_id_token'],
+      },
+    };
+  if (context['private_key_pem']) {
+    const keyFile = path.join(dir, 'client-key.pem');
+    writeFileSync(keyFile, context['private_key_pem'], { mode: 0o600 });
+    return {
+      grant: 'client_credentials',
+      ...client,
+      privateKeyFile: keyFile,
+      signingAlgorithm: context['signing_algorithm'] ?? 'ES256',
+    };
+  }
+  if (scenario.includes('client-credentials')) return { grant: 'client_credentials', ...client };
+  if (client.clientId) return client;
+  return { clientMetadataUrl: 'https://conformance-test.local/client-metadata.json' };
+};
+
+/** What a browser does with the authorization URL: the server's redirect goes to our receiver. */
+const browse = async (authUrl: string): Promise<void> => {
+  const response = await fetch(authUrl, { redirect: 'manual' });
+  const location = response.headers.get('location');
+  if (!location)
+    throw new Error(`the authorization endpoint answered ${response.status}, no redirect`);
+  await (await fetch(location)).text();
+};
 
 /** A value that satisfies a JSON Schema well enough for a test call. */
 const sample = (schema: Record<string, unknown> | undefined): unknown => {
@@ -38,7 +83,10 @@ const sample = (schema: Record<string, unknown> | undefined): unknown => {
   }
 };
 
-const dir = mkdtempSync(path.join(tmpdir(), 'niffler-conformance-'));
+const context = JSON.parse(process.env['MCP_CONFORMANCE_CONTEXT'] ?? '{}') as Record<
+  string,
+  string
+>;
 const host = await McpHost.start({
   servers: [
     {
@@ -49,8 +97,9 @@ const host = await McpHost.start({
       timeoutMs: 20_000,
       startupTimeoutMs: 15_000,
       maxConcurrency: 4,
-      autoStart: true,
+      autoStart: false,
       gate: 'startable',
+      oauth: oauthFor(context),
     },
   ],
   root: dir,
@@ -60,6 +109,14 @@ const host = await McpHost.start({
   logLevel: 'info',
   health: { maxFailures: 1 },
 });
+const browsed = new Set<string>();
+host.on((event) => {
+  if (event.type !== 'status' || !event.status.authUrl || browsed.has(event.status.authUrl)) return;
+  browsed.add(event.status.authUrl);
+  browse(event.status.authUrl).catch((error: unknown) =>
+    console.error(`browser: ${(error as Error).message}`),
+  );
+});
 host.setElicitationHandler(({ elicitation }) => {
   console.error(`elicitation: ${elicitation.message}`);
   return Promise.resolve({ action: 'accept', content: {} });
@@ -67,10 +124,7 @@ host.setElicitationHandler(({ elicitation }) => {
 
 let failed = false;
 try {
-  const status = await host.waitForStatus(
-    'conformance',
-    (s) => s.state === 'ready' || s.state === 'failed',
-  );
+  const status = await host.login('conformance');
   if (status.state !== 'ready') throw new Error(status.lastError?.message ?? 'server failed');
   const tools: McpToolInfo[] = await host.listTools();
   console.error(`${scenario}: connected, ${tools.length} tool(s)`);

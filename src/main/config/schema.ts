@@ -25,13 +25,29 @@ export const McpServerSchema = z
     autoStart: z.boolean().optional(),
     /** Tools of this server run without asking (like `tools.policy: { "name__*": allow }`). */
     trust: z.boolean().optional(),
-    /** OAuth client registration for servers that need it (pre-registered clients). */
+    /** OAuth for a remote server: pre-registered client, machine grants, cross-app access. */
     oauth: z
       .strictObject({
+        /** authorization_code (a browser, default), client_credentials, or cross_app (SEP-990). */
+        grant: z.enum(['authorization_code', 'client_credentials', 'cross_app']).optional(),
         clientId: z.string().optional(),
         clientSecret: z.string().optional(),
         scopes: z.array(z.string()).optional(),
         redirectPort: z.number().int().min(0).max(65535).optional(),
+        /** An https:// client ID metadata document, used where the server supports it. */
+        clientMetadataUrl: z.url({ protocol: /^https$/ }).optional(),
+        /** PEM (PKCS#8) key for private_key_jwt client authentication; relative to the root. */
+        privateKeyFile: z.string().optional(),
+        signingAlgorithm: z.string().optional(),
+        /** cross_app: the identity provider that exchanges an ID token for an ID-JAG. */
+        idp: z
+          .strictObject({
+            tokenEndpoint: z.url({ protocol: /^https?$/ }),
+            clientId: z.string(),
+            clientSecret: z.string().optional(),
+            idToken: z.string(),
+          })
+          .optional(),
       })
       .optional(),
   })

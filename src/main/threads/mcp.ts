@@ -10,6 +10,7 @@ import type {
   McpElicitationAnswer,
   McpEvent,
   McpLogLevel,
+  McpOAuthSpec,
   McpPromptInfo,
   McpResourceInfo,
   McpSamplingAnswer,
@@ -22,6 +23,12 @@ import type {
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
 import { startWorker } from './entry.ts';
 import { RpcChannel, type RpcProgress } from './rpc.ts';
+
+const toOAuthSpec = (oauth: NonNullable<ResolvedServer['definition']['oauth']>): McpOAuthSpec => ({
+  ...oauth,
+  ...(oauth.scopes ? { scopes: [...oauth.scopes] } : {}),
+  ...(oauth.idp ? { idp: { ...oauth.idp } } : {}),
+});
 
 /** Converts a resolved config entry to what the MCP worker runs. */
 export const toServerSpec = (server: ResolvedServer): McpServerSpec => {
@@ -62,6 +69,7 @@ export const mcpWorkerData = (loaded: LoadedConfig, env: Env = process.env): Mcp
     ],
     logsDir: paths.mcpLogsDir,
     outputsDir: paths.outputsDir,
+    authDir: paths.authDir,
     logLevel: loaded.config.mcp.logLevel,
     maxOutputChars: loaded.config.tools.output.maxChars,
   };
@@ -211,6 +219,14 @@ export class McpHost {
 
   startServer(server: string): Promise<McpServerStatus> {
     return this.rpc.request('start', { server });
+  }
+
+  /**
+   * Starts `server` by hand and waits, without a time limit, until it is ready or has failed: an
+   * OAuth authorization on the way may wait for the user (the URL is in its status, `authUrl`).
+   */
+  login(server: string, signal?: AbortSignal): Promise<McpServerStatus> {
+    return this.rpc.request('start', { server }, { timeoutMs: 0, ...(signal ? { signal } : {}) });
   }
 
   stopServer(server: string): Promise<McpServerStatus> {

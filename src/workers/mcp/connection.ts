@@ -10,6 +10,9 @@ import type {
   McpTransportKind,
 } from '../protocol/mcp.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
+import { authErrorOf, type AuthError } from './auth/errors.ts';
+import { AUTH_WAIT_MS, type ServerAuth } from './auth/provider.ts';
+import { serverAuthFor } from './auth/setup.ts';
 import { RestartPolicy, type Health } from './backoff.ts';
 import { callTool, type CallOptions } from './call.ts';
 import { listCatalog, listPart, type Catalog, type CatalogPart } from './catalog.ts';
@@ -31,6 +34,8 @@ export interface ConnectionContext {
   root: string;
   logsDir: string;
   outputsDir: string;
+  /** OAuth tokens and registrations; in memory only when absent. */
+  authDir: string | undefined;
   maxOutputChars: number;
   maxLogBytes: number;
   logLevel: () => McpLogLevel;
@@ -87,6 +92,14 @@ export class ServerConnection {
   private stderrTail: string[] = [];
   private schemasOf: Catalog | undefined;
   private schemas = new Map<string, object | undefined>();
+  private auth: ServerAuth | undefined;
+  /** Started by hand: an authorization may send the user to a browser. */
+  private interactive = false;
+  /** A browser authorization waits here (state `needs-auth` meanwhile). */
+  private authUrl: string | null = null;
+  private stateBeforeAuth: McpServerState = 'starting';
+  /** Re-arms the start-up timer of the attempt in progress. */
+  private rearmStart: ((ms: number, message: string) => void) | undefined;
 
   constructor(
     public spec: McpServerSpec,
@@ -141,6 +154,7 @@ export class ServerConnection {
       ...this.stats.total.snapshot(),
       toolMetrics: this.stats.tools(),
       logFile: this.log.file,
+      ...(this.authUrl ? { authUrl: this.authUrl } : {}),
     };
   }
 
@@ -150,7 +164,8 @@ export class ServerConnection {
     if (gated) return this.setState(gated);
     if (byHand) this.policy.reset();
     if (this.state === 'ready') return;
-    if (this.state === 'starting' && this.attempt) return this.attempt;
+    if ((this.state === 'starting' || this.authUrl) && this.attempt) return this.attempt;
+    this.interactive = byHand;
     await this.connect();
   }
 
@@ -225,23 +240,34 @@ export class ServerConnection {
   private async attemptStart(gen: number): Promise<void> {
     const timeout = new AbortController();
     const ms = this.spec.startupTimeoutMs;
-    const timer = setTimeout(
-      () => timeout.abort(new Error(`did not start within ${seconds(ms)} (startupTimeout)`)),
-      ms,
-    );
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (after: number, message: string) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => timeout.abort(new Error(message)), after);
+    };
+    arm(ms, `did not start within ${seconds(ms)} (startupTimeout)`);
+    this.rearmStart = arm;
     try {
       await this.open(gen, timeout.signal);
     } catch (error) {
       if (gen !== this.generation) return;
+      const authError = authErrorOf(error);
+      const waited = this.authUrl !== null;
       const reason = timeout.signal.aborted
         ? (timeout.signal.reason as Error).message
         : this.describeStartFailure(error);
       this.generation++;
       await this.teardown();
-      this.failed(`server "${this.name}" ${reason}`);
+      if (authError || waited)
+        this.authFailed(
+          authError?.kind ?? 'needs-auth',
+          authError?.message ?? `server "${this.name}" ${reason}`,
+        );
+      else this.failed(`server "${this.name}" ${reason}`);
       return;
     } finally {
       clearTimeout(timer);
+      this.rearmStart = undefined;
     }
     if (gen !== this.generation) return;
     this.state = 'ready';
@@ -284,7 +310,14 @@ export class ServerConnection {
       listChanged: (part) => this.scheduleRefresh(part, gen),
     });
     this.stderrTail = [];
+    const authed = serverAuthFor(this.spec, kind, this.ctx, {
+      interactive: () => this.interactive,
+      onAuthUrl: (url) => this.authWaiting(gen, url),
+      onNeedsAuth: (error) => this.authLost(gen, error),
+    });
+    this.auth = authed?.auth;
     const transport = createTransport(this.spec, kind, {
+      fetch: authed?.fetch,
       root: this.ctx.root,
       killGraceMs: this.ctx.health.killGraceMs,
       onStderr: (text) => {
@@ -330,6 +363,48 @@ export class ServerConnection {
     void this.teardown().then(() => this.schedule(delay, this.generation));
   }
 
+  /** An authorization waits for the browser at `url`, or (null) is over. */
+  private authWaiting(gen: number, url: string | null): void {
+    if (gen !== this.generation) return;
+    // A ready server stays ready while a step-up waits: its other calls keep going.
+    if (url && !this.authUrl) this.stateBeforeAuth = this.state;
+    this.authUrl = url;
+    if (this.stateBeforeAuth !== 'ready') this.state = url ? 'needs-auth' : this.stateBeforeAuth;
+    if (url) {
+      this.log.write('niffler', 'waiting for the user to authorize in a browser');
+      this.rearmStart?.(
+        AUTH_WAIT_MS,
+        `was not authorized within ${seconds(AUTH_WAIT_MS)}; run niffler mcp login ${this.name}`,
+      );
+    } else
+      this.rearmStart?.(
+        this.spec.startupTimeoutMs,
+        `did not start within ${seconds(this.spec.startupTimeoutMs)} (startupTimeout)`,
+      );
+    this.ctx.changed(this, 'status');
+  }
+
+  /** A ready server lost its authorization and nobody can be asked: it waits for a login. */
+  private authLost(gen: number, error: AuthError): void {
+    if (gen !== this.generation || this.state !== 'ready') return;
+    this.generation++;
+    this.dropReason = 'needs authorization';
+    this.limiter.rejectAll(new Error(error.message));
+    this.clearTimers();
+    void this.teardown();
+    this.authFailed(error.kind, error.message);
+  }
+
+  /** OAuth failed in a way restarting will not fix: no automatic restart. */
+  private authFailed(kind: AuthError['kind'], message: string): void {
+    this.authUrl = null;
+    this.lastError = { message, at: Date.now() };
+    this.log.write('niffler', message);
+    this.ctx.log('warn', 'server needs authorization', { server: this.name, message });
+    this.state = kind === 'needs-auth' ? 'needs-auth' : 'failed';
+    this.ctx.changed(this, 'status');
+  }
+
   private failed(message: string): void {
     this.lastError = { message, at: Date.now() };
     this.log.write('niffler', message);
@@ -345,6 +420,7 @@ export class ServerConnection {
     this.nextRestartAt = Date.now() + delay;
     this.restartTimer = setTimeout(() => {
       this.restarts++;
+      this.interactive = false;
       void this.connect();
     }, delay);
   }
@@ -373,7 +449,7 @@ export class ServerConnection {
         .catch((error: unknown) => {
           // A JSON-RPC error reply (say, -32601) means the server is alive; a timeout, a closed
           // connection or a network error means it is not.
-          const code = error instanceof McpError ? (error.code) : undefined;
+          const code = error instanceof McpError ? error.code : undefined;
           const alive =
             code !== undefined &&
             code !== (ErrorCode.RequestTimeout as number) &&
@@ -422,8 +498,10 @@ export class ServerConnection {
   }
 
   private async teardown(): Promise<void> {
-    const { client, transport } = this;
-    this.client = this.transport = undefined;
+    const { client, transport, auth } = this;
+    this.client = this.transport = this.auth = undefined;
+    this.authUrl = null;
+    await auth?.close();
     this.pid = null;
     this.startedAt = null;
     try {

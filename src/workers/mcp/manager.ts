@@ -30,7 +30,11 @@ const specKey = (spec: McpServerSpec): string =>
   );
 
 const isRunning = (state: McpServerStatus['state']) =>
-  state === 'starting' || state === 'ready' || state === 'degraded' || state === 'failed';
+  state === 'starting' ||
+  state === 'ready' ||
+  state === 'degraded' ||
+  state === 'failed' ||
+  state === 'needs-auth';
 
 /**
  * Every server connection of the workspace: the `server__tool` name table over all of them,
@@ -54,6 +58,7 @@ export class McpManager {
       root: data.root,
       logsDir: data.logsDir,
       outputsDir: data.outputsDir,
+      authDir: data.authDir,
       maxOutputChars: data.maxOutputChars ?? 30_000,
       maxLogBytes: data.maxLogBytes ?? 1024 * 1024,
       logLevel: () => this.logLevel,

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
 import { ProcessTransport, safeEnvironment } from './process-transport.ts';
 
@@ -12,6 +12,8 @@ export interface TransportHooks {
   killGraceMs: number;
   onStderr: (text: string) => void;
   onNoise: (line: string, error: unknown) => void;
+  /** The fetch of an OAuth-protected server (`authorizedFetch`); plain `fetch` when absent. */
+  fetch?: FetchLike | undefined;
 }
 
 /** `http(s)://` → `ws(s)://` for WebSocket servers configured with an HTTP URL. */
@@ -51,12 +53,14 @@ export const createTransport = (
       const init = requestInit(spec);
       return new StreamableHTTPClientTransport(new URL(requireUrl(spec)), {
         ...(init ? { requestInit: init } : {}),
+        ...(hooks.fetch ? { fetch: hooks.fetch } : {}),
       });
     }
     case 'sse': {
       const init = requestInit(spec);
       return new SSEClientTransport(new URL(requireUrl(spec)), {
         ...(init ? { requestInit: init } : {}),
+        ...(hooks.fetch ? { fetch: hooks.fetch } : {}),
       });
     }
     case 'ws':

@@ -12,6 +12,24 @@ export type McpGate = 'startable' | 'disabled' | 'untrusted';
 export type McpLogLevel =
   'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
 
+/** OAuth settings of a remote server (config `oauth`); secrets never leave the worker. */
+export interface McpOAuthSpec {
+  /** Default `authorization_code` (a browser); `cross_app`: RFC 8693 exchange, then RFC 7523. */
+  grant?: 'authorization_code' | 'client_credentials' | 'cross_app';
+  clientId?: string;
+  clientSecret?: string;
+  scopes?: string[];
+  /** Loopback port of the redirect receiver; default: the registered one, else any free port. */
+  redirectPort?: number;
+  /** An https:// client ID metadata document (used where the server supports it). */
+  clientMetadataUrl?: string;
+  /** A PEM (PKCS#8) key file, relative to the root: `private_key_jwt` client authentication. */
+  privateKeyFile?: string;
+  /** JWS algorithm for `privateKeyFile`; default ES256. */
+  signingAlgorithm?: string;
+  idp?: { tokenEndpoint: string; clientId: string; clientSecret?: string; idToken: string };
+}
+
 /** Everything the worker needs to run one server; built by `toServerSpec` from the config. */
 export interface McpServerSpec {
   name: string;
@@ -33,6 +51,7 @@ export interface McpServerSpec {
   includeTools?: string[];
   excludeTools?: string[];
   gate: McpGate;
+  oauth?: McpOAuthSpec;
 }
 
 /** Restart and health tuning; defaults: 500 ms → 30 s backoff, 5 failures in 5 min, ping 30 s. */
@@ -58,6 +77,8 @@ export interface McpWorkerData {
   logsDir: string;
   /** Where results over `maxOutputChars` are saved (`$NIFFLER_HOME/outputs/<workspace-key>`). */
   outputsDir: string;
+  /** `$NIFFLER_HOME/auth`: OAuth tokens and registrations (0600), one file per server URL. */
+  authDir?: string;
   logLevel: McpLogLevel;
   /** Characters of tool output kept inline; default 30 000. */
   maxOutputChars?: number;
@@ -66,8 +87,16 @@ export interface McpWorkerData {
   health?: McpHealthOptions;
 }
 
+/** `needs-auth`: the server wants OAuth authorization (`niffler mcp login NAME`). */
 export type McpServerState =
-  'disabled' | 'untrusted' | 'stopped' | 'starting' | 'ready' | 'degraded' | 'failed';
+  | 'disabled'
+  | 'untrusted'
+  | 'stopped'
+  | 'starting'
+  | 'ready'
+  | 'degraded'
+  | 'failed'
+  | 'needs-auth';
 
 /** A tool as the engine and providers see it: model-facing name, schema passed through whole. */
 export interface McpToolInfo {
@@ -134,6 +163,8 @@ export interface McpServerStatus extends McpCallMetrics {
   /** Per tool, by the server's own tool name. */
   toolMetrics: Record<string, McpCallMetrics>;
   logFile: string;
+  /** While an authorization waits for the user: the URL to open in a browser. */
+  authUrl?: string;
 }
 
 /** A form elicitation from a server (`elicitation/create`), schema as the server sent it. */

@@ -1,0 +1,317 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import {
+  auth,
+  type AddClientAuthentication,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js';
+import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { McpOAuthSpec } from '../../protocol/mcp.ts';
+import { crossAppGrant } from './cross-app.ts';
+import { AuthError } from './errors.ts';
+import { LoopbackReceiver } from './receiver.ts';
+import type { AuthStore } from './store.ts';
+
+/** How long a browser authorization may take before the server goes back to `needs-auth`. */
+export const AUTH_WAIT_MS = 5 * 60_000;
+/** Authorizations in a row that did not make the server answer (step-up included). */
+export const MAX_AUTHORIZATIONS = 3;
+
+/** What the connection around a `ServerAuth` provides and learns. */
+export interface AuthHooks {
+  /** True when the user may be sent to a browser now (a start by hand). */
+  interactive: () => boolean;
+  /** A browser authorization waits at `url`; `null` once it is over. */
+  onAuthUrl: (url: string | null) => void;
+  /** Authorization is needed and nobody can be asked: the server waits for `niffler mcp login`. */
+  onNeedsAuth: (error: AuthError) => void;
+}
+
+/** What a 401, or a 403 `insufficient_scope`, asked for (`WWW-Authenticate`). */
+export interface Challenge {
+  scope?: string | undefined;
+  resourceMetadataUrl?: URL | undefined;
+}
+
+const portOf = (url: string | undefined): number | undefined => {
+  if (!url) return undefined;
+  try {
+    const port = Number(new URL(url).port);
+    return port > 0 ? port : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The OAuth client of one remote server, on the SDK's `auth()` (discovery, registration, PKCE,
+ * token and refresh requests): storage in an `AuthStore`, the loopback redirect receiver, the
+ * machine grants (client credentials, cross-app access), and `authorize()` — one flow at a time,
+ * at most `MAX_AUTHORIZATIONS` in a row.
+ */
+export class ServerAuth implements OAuthClientProvider {
+  readonly clientMetadataUrl?: string;
+  readonly addClientAuthentication?: AddClientAuthentication;
+  /** Bumps with every new token, so a request can tell it was sent with an old one. */
+  generation = 0;
+  private readonly receiver: LoopbackReceiver;
+  private readonly grant: NonNullable<McpOAuthSpec['grant']>;
+  private verifier: string | undefined;
+  private discovery: OAuthDiscoveryState | undefined;
+  private code: Promise<string> | undefined;
+  private signal: AbortSignal | undefined;
+  private pending: Promise<void> | undefined;
+  private failures = 0;
+  private published = false;
+
+  constructor(
+    readonly server: string,
+    readonly serverUrl: string,
+    private readonly spec: McpOAuthSpec,
+    private readonly store: AuthStore,
+    private readonly hooks: AuthHooks,
+  ) {
+    this.grant = spec.grant ?? 'authorization_code';
+    this.receiver = new LoopbackReceiver(server);
+    if (spec.clientMetadataUrl) this.clientMetadataUrl = spec.clientMetadataUrl;
+    if (spec.privateKeyFile && spec.clientId)
+      this.addClientAuthentication = createPrivateKeyJwtAuth({
+        issuer: spec.clientId,
+        subject: spec.clientId,
+        privateKey: readFileSync(spec.privateKeyFile, 'utf8'),
+        alg: spec.signingAlgorithm ?? 'ES256',
+      });
+  }
+
+  /** The access token to send, if any. */
+  accessToken(): string | undefined {
+    return this.store.get().tokens?.access_token;
+  }
+
+  /** A request with a token went through: the authorizations in a row start over. */
+  succeeded(): void {
+    this.failures = 0;
+  }
+
+  get redirectUrl(): string | undefined {
+    if (this.grant !== 'authorization_code') return undefined;
+    return (
+      this.receiver.redirectUrl ??
+      this.registeredRedirect() ??
+      `http://127.0.0.1:${this.spec.redirectPort ?? 0}/callback`
+    );
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const scope = this.spec.scopes?.join(' ');
+    const machine = this.grant !== 'authorization_code';
+    return {
+      client_name: 'niffler',
+      redirect_uris: machine ? [] : [this.redirectUrl!],
+      grant_types: machine ? [this.grant] : ['authorization_code', 'refresh_token'],
+      response_types: machine ? [] : ['code'],
+      ...(scope ? { scope } : {}),
+    };
+  }
+
+  state(): string {
+    return randomBytes(24).toString('base64url');
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const { clientId, clientSecret } = this.spec;
+    if (this.grant !== 'authorization_code' && !clientId)
+      throw new AuthError(
+        'refused',
+        `server "${this.server}": oauth.grant ${this.grant} needs oauth.clientId`,
+      );
+    const stored = this.store.get().client;
+    if (!this.hooks.interactive()) {
+      if (clientId)
+        return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) };
+      if (!stored) throw this.needsAuth();
+      return stored;
+    }
+    if (this.grant === 'authorization_code') await this.listen();
+    if (clientId)
+      return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) };
+    return this.store.get().client;
+  }
+
+  saveClientInformation(client: OAuthClientInformationMixed): void {
+    // Configured credentials stay in the config; only registrations are stored.
+    if (!this.spec.clientId) this.store.update({ client });
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.store.get().tokens;
+  }
+
+  saveTokens(tokens: OAuthTokens): void {
+    this.store.update({
+      tokens,
+      expiresAt: tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined,
+    });
+    this.generation++;
+  }
+
+  redirectToAuthorization(url: URL): void {
+    if (!this.hooks.interactive()) throw this.needsAuth();
+    const state = url.searchParams.get('state') ?? '';
+    // Wait for the browser before anyone can see the URL: a fast browser must find us waiting.
+    this.code = this.receiver.waitForCode(
+      state,
+      AbortSignal.any([AbortSignal.timeout(AUTH_WAIT_MS), ...(this.signal ? [this.signal] : [])]),
+    );
+    this.code.catch(() => undefined); // observed by authorize()
+    this.published = true;
+    this.hooks.onAuthUrl(url.href);
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    if (!this.verifier) throw new Error('no PKCE code verifier was saved for this authorization');
+    return this.verifier;
+  }
+
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+    if (scope === 'all' || scope === 'client') this.store.update({ client: undefined });
+    if (scope === 'all' || scope === 'tokens') this.store.clear('tokens');
+    if (scope === 'all' || scope === 'verifier') this.verifier = undefined;
+    if (scope === 'all' || scope === 'discovery') this.discovery = undefined;
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.discovery = state;
+  }
+
+  async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
+    switch (this.grant) {
+      case 'authorization_code':
+        return undefined;
+      case 'client_credentials': {
+        const params = new URLSearchParams({ grant_type: 'client_credentials' });
+        if (scope) params.set('scope', scope);
+        return params;
+      }
+      case 'cross_app':
+        if (!this.spec.idp)
+          throw new AuthError(
+            'refused',
+            `server "${this.server}": oauth.grant cross_app needs oauth.idp`,
+          );
+        return crossAppGrant(this.server, this.spec.idp, this.discovery, this.serverUrl, scope);
+    }
+  }
+
+  /**
+   * Runs one authorization for `challenge`, unless another one finished since the request was
+   * sent with token generation `sentWith` (then the caller just retries). Concurrent callers share
+   * the flow in progress.
+   */
+  async authorize(challenge: Challenge, sentWith: number, signal?: AbortSignal): Promise<void> {
+    if (this.pending) return this.pending;
+    if (this.generation !== sentWith) return;
+    if (this.failures >= MAX_AUTHORIZATIONS)
+      throw new AuthError(
+        'refused',
+        `server "${this.server}" still refuses access after ${MAX_AUTHORIZATIONS} authorizations${challenge.scope ? ` (it asks for scope "${challenge.scope}")` : ''}; check the account's permissions, then run niffler mcp login ${this.server}`,
+      );
+    this.failures++;
+    this.pending = this.run(challenge, signal).finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  /** Ends a waiting browser flow and frees the loopback port. */
+  close(): Promise<void> {
+    return this.receiver.close();
+  }
+
+  private async run(challenge: Challenge, signal: AbortSignal | undefined): Promise<void> {
+    this.store.reload(); // another daemon may have refreshed the tokens meanwhile
+    this.signal = signal;
+    const options = {
+      serverUrl: this.serverUrl,
+      ...(challenge.scope ? { scope: challenge.scope } : {}),
+      ...(challenge.resourceMetadataUrl
+        ? { resourceMetadataUrl: challenge.resourceMetadataUrl }
+        : {}),
+    };
+    try {
+      let result = await auth(this, options);
+      if (result === 'REDIRECT') {
+        if (!this.code) throw new Error('the authorization flow did not start');
+        const authorizationCode = await this.code;
+        result = await auth(this, { ...options, authorizationCode });
+      }
+      if (result !== 'AUTHORIZED') throw this.needsAuth();
+    } catch (error) {
+      const explained = this.explain(error);
+      if (explained instanceof AuthError && explained.kind === 'needs-auth')
+        this.hooks.onNeedsAuth(explained);
+      throw explained;
+    } finally {
+      this.code = this.signal = undefined;
+      if (this.published) {
+        this.published = false;
+        this.hooks.onAuthUrl(null);
+      }
+      await this.receiver.close();
+    }
+  }
+
+  private explain(error: unknown): Error {
+    if (error instanceof AuthError) return error;
+    const message = error instanceof Error ? error.message : String(error);
+    const mismatch = /^Protected resource (\S+) does not match expected (\S+)/.exec(message);
+    if (mismatch)
+      return new AuthError(
+        'refused',
+        `server "${this.server}": its OAuth metadata names the resource ${mismatch[1]}, which is not this server (${mismatch[2]}); refusing to authorize`,
+        { cause: error },
+      );
+    return new Error(`server "${this.server}": authorization failed: ${message}`, { cause: error });
+  }
+
+  private needsAuth(): AuthError {
+    return new AuthError(
+      'needs-auth',
+      `server "${this.server}" needs authorization; run niffler mcp login ${this.server}`,
+    );
+  }
+
+  private registeredRedirect(): string | undefined {
+    const client = this.store.get().client;
+    return client && 'redirect_uris' in client ? client.redirect_uris[0] : undefined;
+  }
+
+  /** Starts the receiver on the configured port, else the registered one, else any free port. */
+  private async listen(): Promise<void> {
+    if (this.receiver.redirectUrl) return;
+    const registered = this.registeredRedirect();
+    const port = this.spec.redirectPort ?? portOf(registered) ?? 0;
+    try {
+      await this.receiver.listen(port);
+    } catch (error) {
+      if (this.spec.redirectPort !== undefined)
+        throw new AuthError(
+          'refused',
+          `server "${this.server}": the redirect port ${port} (oauth.redirectPort) is in use`,
+          { cause: error },
+        );
+      await this.receiver.listen(0);
+    }
+    // A registration made for another port cannot take this redirect: register again.
+    if (registered && registered !== this.receiver.redirectUrl && !this.spec.clientId)
+      this.store.update({ client: undefined });
+  }
+}

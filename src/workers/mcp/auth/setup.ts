@@ -1,0 +1,35 @@
+import path from 'node:path';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { McpServerSpec, McpTransportKind } from '../../protocol/mcp.ts';
+import { authorizedFetch } from './fetch.ts';
+import { ServerAuth, type AuthHooks } from './provider.ts';
+import { AuthStore } from './store.ts';
+
+/**
+ * OAuth for one connection attempt of a remote (Streamable HTTP or SSE) server: its `ServerAuth`
+ * and the fetch its transport uses. None for stdio and WebSocket, nor for a server configured
+ * with a static `Authorization` header and no `oauth` section.
+ */
+export const serverAuthFor = (
+  spec: McpServerSpec,
+  kind: McpTransportKind,
+  where: { root: string; authDir: string | undefined },
+  hooks: AuthHooks,
+): { auth: ServerAuth; fetch: FetchLike } | undefined => {
+  if ((kind !== 'http' && kind !== 'sse') || !spec.url) return undefined;
+  const staticAuth = Object.keys(spec.headers ?? {}).some(
+    (h) => h.toLowerCase() === 'authorization',
+  );
+  if (staticAuth && !spec.oauth) return undefined;
+  const oauth = spec.oauth ?? {};
+  const auth = new ServerAuth(
+    spec.name,
+    spec.url,
+    oauth.privateKeyFile
+      ? { ...oauth, privateKeyFile: path.resolve(where.root, oauth.privateKeyFile) }
+      : oauth,
+    new AuthStore(spec.url, where.authDir),
+    hooks,
+  );
+  return { auth, fetch: authorizedFetch(auth) };
+};
