@@ -17,6 +17,13 @@ export interface EngineCalls {
   'mcp/start': { params: { name: string }; result: McpServerStatus };
   'mcp/stop': { params: { name: string }; result: McpServerStatus };
   'mcp/restart': { params: { name: string }; result: McpServerStatus };
+  /**
+   * Starts a remote server by hand and waits until it is ready or has failed; an OAuth
+   * authorization on the way waits for the user, its URL in `mcp/status-changed` (`authUrl`).
+   */
+  'mcp/login': { params: { name: string }; result: McpServerStatus };
+  /** Stops the server and forgets its OAuth tokens and client registration. */
+  'mcp/logout': { params: { name: string }; result: { status: McpServerStatus; removed: boolean } };
   'mcp/tools': { params: { server?: string }; result: McpToolInfo[] };
   'mcp/call': {
     params: { server: string; tool: string; args: Record<string, unknown> };

@@ -113,6 +113,23 @@ export const buildProgram = (): Command => {
     .action(async (_opts, command: Command) =>
       (await import('./commands/mcp-live.ts')).mcpStatus(globals(command)),
     );
+  mcp
+    .command('login <name>')
+    .description(
+      'authorize a remote server with OAuth (shows the URL, opens a browser), then start it',
+    )
+    .option('--no-browser', 'only print the authorization URL')
+    .option('--json', 'print JSON')
+    .action(async (name: string, opts: { browser?: boolean }, command: Command) =>
+      (await import('./commands/mcp-auth.ts')).mcpLogin(name, { ...globals(command), ...opts }),
+    );
+  mcp
+    .command('logout <name>')
+    .description("forget a remote server's OAuth tokens and registration, and stop it")
+    .option('--json', 'print JSON')
+    .action(async (name: string, _opts, command: Command) =>
+      (await import('./commands/mcp-auth.ts')).mcpLogout(name, globals(command)),
+    );
   for (const [verb, description] of [
     ['start', 'start a server (clears the backoff of a failed one)'],
     ['stop', 'stop a server (its process group ends)'],

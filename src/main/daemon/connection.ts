@@ -52,6 +52,8 @@ const METHODS: EngineMethod[] = [
   'mcp/start',
   'mcp/stop',
   'mcp/restart',
+  'mcp/login',
+  'mcp/logout',
   'mcp/tools',
   'mcp/call',
   'session/open',

@@ -62,6 +62,7 @@ const workerData = (
   roots: [root, ...(loaded?.config.tools.allowedPaths ?? []).map((p) => path.resolve(root, p))],
   logsDir: paths.mcpLogsDir,
   outputsDir: paths.outputsDir,
+  authDir: paths.authDir,
   logLevel: loaded?.config.mcp.logLevel ?? 'info',
   maxOutputChars: loaded?.config.tools.output.maxChars ?? 30_000,
 });

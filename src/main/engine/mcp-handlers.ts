@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import type { McpServerStatus } from '../../workers/protocol/mcp.ts';
 import type { ResolvedServer } from '../config/load.ts';
 import type { RequestContext } from '../daemon/connection.ts';
@@ -5,7 +8,15 @@ import { NifflerError } from '../errors.ts';
 import type { ParamsOf, ResultOf } from '../protocol.ts';
 import type { Engine } from './engine.ts';
 
-type McpMethod = 'mcp/status' | 'mcp/start' | 'mcp/stop' | 'mcp/restart' | 'mcp/tools' | 'mcp/call';
+type McpMethod =
+  | 'mcp/status'
+  | 'mcp/start'
+  | 'mcp/stop'
+  | 'mcp/restart'
+  | 'mcp/login'
+  | 'mcp/logout'
+  | 'mcp/tools'
+  | 'mcp/call';
 
 /** A configured, enabled, trusted server by name, or an error that names the next step. */
 export const knownServer = (engine: Engine, name: string): ResolvedServer => {
@@ -28,6 +39,28 @@ export const knownServer = (engine: Engine, name: string): ResolvedServer => {
       `server "${name}" is disabled in the config; set enabled: true to use it`,
     );
   return server;
+};
+
+/**
+ * The MCP worker's OAuth file of a server URL: `<authDir>/<sha256(url)>.json` (the worker's
+ * `authFileName`; a unit test keeps the two equal).
+ */
+export const authFileOf = (authDir: string, url: string): string =>
+  path.join(
+    authDir,
+    `${createHash('sha256').update(new URL(url).href).digest('hex').slice(0, 32)}.json`,
+  );
+
+/** A known server that OAuth applies to (Streamable HTTP or SSE), or an error saying why not. */
+const remoteServer = (engine: Engine, name: string): ResolvedServer & { url: string } => {
+  const server = knownServer(engine, name);
+  const url = server.definition.url;
+  if (!url || (server.transport !== 'http' && server.transport !== 'sse'))
+    throw new NifflerError(
+      'usage',
+      `server "${name}" uses ${server.transport}; OAuth login is for remote (http or sse) servers`,
+    );
+  return { ...server, url };
 };
 
 /**
@@ -74,6 +107,16 @@ export const mcpHandlers = (
   'mcp/start': async ({ name }) => engine.mcp.startServer(knownServer(engine, name).name),
   'mcp/stop': async ({ name }) => engine.mcp.stopServer(knownServer(engine, name).name),
   'mcp/restart': async ({ name }) => engine.mcp.restartServer(knownServer(engine, name).name),
+  'mcp/login': async ({ name }, { signal }) =>
+    engine.mcp.login(remoteServer(engine, name).name, signal),
+  'mcp/logout': async ({ name }) => {
+    const server = remoteServer(engine, name);
+    const status = await engine.mcp.stopServer(server.name);
+    const file = authFileOf(engine.paths.authDir, server.url);
+    const removed = existsSync(file);
+    rmSync(file, { force: true });
+    return { status, removed };
+  },
   'mcp/tools': async ({ server }, { signal }) => {
     if (server) knownServer(engine, server);
     await waitForServers(engine, server ? [server] : undefined, signal);

@@ -19,6 +19,7 @@ const stateColor = (state: McpServerStatus['state']): string => {
     case 'degraded':
     case 'starting':
     case 'untrusted':
+    case 'needs-auth':
       return paint('yellow', state, process.stdout);
     default:
       return paint('dim', state, process.stdout);
