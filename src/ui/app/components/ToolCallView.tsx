@@ -50,8 +50,12 @@ export const ToolCallView = ({ card, elapsedMs = 0, expanded = false }: ToolCall
       </Box>
       {body ? (
         <Box>
-          <Text dimColor>{'  ⎿ '}</Text>
-          <Text {...(card.status === 'done' ? { dimColor: true } : { color })}>{body}</Text>
+          <Box flexShrink={0}>
+            <Text dimColor>{'  ⎿ '}</Text>
+          </Box>
+          <Text {...(card.status === 'done' ? { dimColor: true } : { color })} wrap={expanded ? 'wrap' : 'truncate-end'}>
+            {body}
+          </Text>
         </Box>
       ) : null}
     </Box>

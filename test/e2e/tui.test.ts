@@ -1,0 +1,116 @@
+import { build, type Metafile } from 'esbuild';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { reply } from '../fixtures/fake-llm/reply.ts';
+import { startFakeLlm } from '../fixtures/fake-llm/server.ts';
+import { CLI } from './cli.ts';
+import { startTerminal } from './tui-terminal.ts';
+import { makeE2eWorkspace, serverBin } from './workspace.ts';
+
+const everything = `mcpServers:
+  everything:
+    command: ${JSON.stringify(process.execPath)}
+    args: [${JSON.stringify(serverBin('server-everything'))}, stdio]
+`;
+
+/** The status bar once the server is up, and the empty input box above it. */
+const idle = (screen: string) => /MCP 1\/1/.test(screen) && screen.includes('› ') && !screen.includes('esc to cancel');
+
+describe('interactive session in a real terminal (tmux)', () => {
+  it('prompt, approval, answer, /mcp, Esc during a turn, exit', async () => {
+    const llm = await startFakeLlm();
+    onTestFinished(() => llm.close());
+    const ws = makeE2eWorkspace();
+    ws.writeGlobal(
+      `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: fake-model\n    toolProtocol: native\n    prices: { input: 1, output: 2 }\n${everything}`,
+    );
+    const term = await startTerminal({ command: [process.execPath, CLI], cwd: ws.repo, env: ws.env });
+
+    const first = await term.waitFor(idle);
+    expect(first).toContain('/help for commands');
+    expect(first).toMatch(/repo · fake · MCP 1\/1 · 0 in \/ 0 out/);
+
+    // A prompt whose tool call needs approval (not read-only), approved once, then the answer.
+    llm.queue(
+      reply().text('I will switch logging on.').tool('everything__toggle-simulated-logging', {}).usage(100, 20),
+      reply().text('Logging is **on** now.\n\n- checked\n- done', { chunks: 5 }).usage(200, 30),
+    );
+    await term.type('turn on logging');
+    await term.press('Enter');
+    const asked = await term.waitFor('Allow toggle-simulated-logging from everything?');
+    expect(asked).toContain('› turn on logging');
+    expect(asked).toContain('may change things');
+    expect(asked).toContain('› 1. Allow once (y)');
+    expect(asked).toContain('4. Deny (n)');
+    await term.press('y');
+    const answered = await term.waitFor((s) => s.includes('Logging is on now.') && idle(s));
+    expect(answered).toMatch(/✓ toggle-simulated-logging \(everything\) · \d+ms\n {2}⎿ Started simulated, random-leveled logging.*…\n/);
+    expect(answered).toMatch(/● Logging is on now\.\n\s*\n\s+\* checked\n\s+\* done/);
+    expect(answered).toContain('300 in / 50 out · $0.0004');
+    expect(llm.requests[1]?.body.messages.at(-1)?.role).toBe('tool');
+
+    // /mcp prints the live status table.
+    await term.type('/mcp');
+    await term.press('Enter');
+    const table = await term.waitFor('MCP servers');
+    expect(table).toMatch(/NAME\s+STATE\s+TOOLS\s+PID/);
+    expect(table).toMatch(/everything\s+ready\s+\d+\s+\d+/);
+
+    // Esc cancels a turn whose model hangs: the LLM request is aborted and the UI says so.
+    llm.queue(reply().text('Working on it').hang());
+    await term.type('a long task');
+    await term.press('Enter');
+    await term.waitFor((s) => s.includes('Working on it') && s.includes('esc to cancel'));
+    await term.press('Escape');
+    const cancelled = await term.waitFor((s) => s.includes('! cancelled') && idle(s));
+    expect(cancelled).toContain('● Working on it');
+    expect(await llm.requests[2]!.closed).toEqual({ aborted: true });
+
+    // Ctrl-D on an empty input leaves, naming the session to resume.
+    await term.press('C-d');
+    const exited = await term.waitFor('[exited 0]');
+    expect(exited).toMatch(/session \S+ · resume it with niffler -r \S+/);
+  });
+});
+
+describe('bundle', () => {
+  it('loads Ink and React only on the interactive path (niffler mcp status never does)', async () => {
+    const result = await build({
+      entryPoints: { cli: 'src/ui/cli.ts' },
+      outdir: path.join('dist', '.metafile-probe'),
+      write: false,
+      metafile: true,
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node22',
+      jsx: 'automatic',
+      external: ['piscina', 'react-devtools-core', 'node'],
+      logLevel: 'silent',
+    });
+    const outputs: Metafile['outputs'] = result.metafile.outputs;
+    const byEntry = (entry: string) => Object.keys(outputs).find((out) => outputs[out]!.entryPoint === entry)!;
+    const staticClosure = (roots: string[]) => {
+      const seen = new Set<string>();
+      const visit = (out: string) => {
+        if (seen.has(out)) return;
+        seen.add(out);
+        for (const imported of outputs[out]!.imports)
+          if (imported.kind === 'import-statement' && outputs[imported.path]) visit(imported.path);
+      };
+      roots.forEach(visit);
+      return [...seen].flatMap((out) => Object.keys(outputs[out]!.inputs));
+    };
+    const isUi = (input: string) => /node_modules\/(ink|react|react-reconciler|marked|marked-terminal)\//.test(input);
+    const statusPath = staticClosure([
+      byEntry('src/ui/cli.ts'),
+      byEntry('src/ui/program.ts'),
+      byEntry('src/ui/commands/mcp-live.ts'),
+    ]);
+    expect(statusPath.length).toBeGreaterThan(0);
+    expect(statusPath.filter(isUi)).toEqual([]);
+    const interactivePath = staticClosure([byEntry('src/ui/app/run.tsx')]);
+    expect(interactivePath.some((input) => input.includes('node_modules/ink/'))).toBe(true);
+  });
+});
