@@ -8,7 +8,7 @@ const challengeOf = (response: Response): Challenge | undefined => {
   if (response.status !== 401 && response.status !== 403) return undefined;
   const { scope, resourceMetadataUrl, error } = extractWWWAuthenticateParams(response);
   if (response.status === 403 && error !== 'insufficient_scope') return undefined;
-  return { scope, resourceMetadataUrl };
+  return { scope, resourceMetadataUrl, stepUp: response.status === 403 };
 };
 
 const withBearer = (init: RequestInit | undefined, token: string): RequestInit => {

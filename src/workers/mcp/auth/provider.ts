@@ -37,6 +37,8 @@ export interface AuthHooks {
 export interface Challenge {
   scope?: string | undefined;
   resourceMetadataUrl?: URL | undefined;
+  /** A 403 `insufficient_scope`: a refresh cannot help, only a new authorization. */
+  stepUp?: boolean;
 }
 
 const portOf = (url: string | undefined): number | undefined => {
@@ -69,6 +71,8 @@ export class ServerAuth implements OAuthClientProvider {
   private pending: Promise<void> | undefined;
   private failures = 0;
   private published = false;
+  /** During a step-up: the refresh token is not offered, so `auth()` asks for the new scope. */
+  private hideRefresh = false;
 
   constructor(
     readonly server: string,
@@ -150,7 +154,10 @@ export class ServerAuth implements OAuthClientProvider {
   }
 
   tokens(): OAuthTokens | undefined {
-    return this.store.get().tokens;
+    const tokens = this.store.get().tokens;
+    if (!tokens || !this.hideRefresh) return tokens;
+    const { refresh_token: _hidden, ...rest } = tokens;
+    return rest;
   }
 
   saveTokens(tokens: OAuthTokens): void {
@@ -238,7 +245,14 @@ export class ServerAuth implements OAuthClientProvider {
 
   private async run(challenge: Challenge, signal: AbortSignal | undefined): Promise<void> {
     this.store.reload(); // another daemon may have refreshed the tokens meanwhile
+    if (challenge.stepUp && !this.hooks.interactive())
+      // Only this request needs more; the server stays usable for the rest.
+      throw new AuthError(
+        'needs-auth',
+        `server "${this.server}" needs more permissions for this request${challenge.scope ? ` (scope "${challenge.scope}")` : ''}; run niffler mcp login ${this.server}`,
+      );
     this.signal = signal;
+    this.hideRefresh = challenge.stepUp === true;
     const options = {
       serverUrl: this.serverUrl,
       ...(challenge.scope ? { scope: challenge.scope } : {}),
@@ -261,6 +275,7 @@ export class ServerAuth implements OAuthClientProvider {
       throw explained;
     } finally {
       this.code = this.signal = undefined;
+      this.hideRefresh = false;
       if (this.published) {
         this.published = false;
         this.hooks.onAuthUrl(null);

@@ -1,0 +1,141 @@
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { McpHost } from '../../../src/main/threads/mcp.ts';
+import { remoteSpec } from '../../fixtures/mcp/servers.ts';
+import { startOAuthFixture, type OAuthFixtureOptions } from '../../fixtures/mcp/oauth-server.ts';
+import { ready, startHost } from './helpers.ts';
+
+/** Plays the user's browser: every authorization URL a server shows is approved at once. */
+const browseAll = (host: McpHost): string[] => {
+  const seen: string[] = [];
+  host.on((event) => {
+    const url = event.type === 'status' ? event.status.authUrl : undefined;
+    if (!url || seen.includes(url)) return;
+    seen.push(url);
+    void fetch(url, { redirect: 'manual' })
+      .then((response) => fetch(response.headers.get('location')!))
+      .then((response) => response.text());
+  });
+  return seen;
+};
+
+/** The OAuth fixture and a worker whose server `web` starts only by hand, tokens in `authDir`. */
+const setup = async (options: OAuthFixtureOptions = {}, authDir = tempDir()) => {
+  const fixture = await startOAuthFixture(options);
+  onTestFinished(() => fixture.close());
+  const { host } = await startWeb(fixture.url, authDir, false);
+  return { fixture, host, authDir };
+};
+
+const tempDir = () => mkdtempSync(path.join(tmpdir(), 'niffler-auth-'));
+
+const startWeb = async (url: string, authDir: string, autoStart: boolean) => {
+  const t = await startHost([remoteSpec('web', url, 'http', { autoStart })], { authDir });
+  onTestFinished(() => t.host.close());
+  return t;
+};
+
+describe('OAuth for remote servers', () => {
+  it('401 → authorization in the browser → token → the tool call succeeds; tokens stored 0600', async () => {
+    const { fixture, host, authDir } = await setup();
+    const urls = browseAll(host);
+
+    expect((await host.login('web')).state).toBe('ready');
+    expect(await host.callTool('web__say', { text: 'hi' })).toMatchObject({
+      ok: true,
+      output: 'oauth: hi',
+    });
+
+    expect(urls).toHaveLength(1);
+    const [authorize] = fixture.log.authorize;
+    expect(authorize?.get('code_challenge_method')).toBe('S256');
+    expect(authorize?.get('resource')).toBe(fixture.url);
+    expect(authorize?.get('scope')).toBe('mcp');
+    expect(fixture.log.token[0]?.get('resource')).toBe(fixture.url);
+    const [file] = readdirSync(authDir);
+    const stat = statSync(path.join(authDir, file!));
+    expect(stat.mode & 0o777).toBe(0o600);
+    expect(statSync(authDir).mode & 0o777).toBe(0o700);
+    const stored = JSON.parse(readFileSync(path.join(authDir, file!), 'utf8'));
+    expect(stored.url).toBe(fixture.url);
+    expect(fixture.log.bearers.at(-1)).toBe(stored.tokens.access_token);
+    const status = (await host.status()).find((s) => s.name === 'web');
+    expect(JSON.stringify(status)).not.toContain(stored.tokens.access_token);
+  });
+
+  it('refreshes an expired access token without the browser', async () => {
+    const { fixture, host } = await setup();
+    browseAll(host);
+    expect((await host.login('web')).state).toBe('ready');
+    fixture.expireAccessTokens();
+    expect(await host.callTool('web__say', { text: 'again' })).toMatchObject({ ok: true });
+    expect(fixture.log.authorize).toHaveLength(1);
+    expect(fixture.log.token.map((b) => b.get('grant_type'))).toEqual([
+      'authorization_code',
+      'refresh_token',
+    ]);
+  });
+
+  it('a revoked authorization puts a server that nobody started by hand in needs-auth', async () => {
+    const { fixture, host, authDir } = await setup();
+    browseAll(host);
+    expect((await host.login('web')).state).toBe('ready');
+    await host.close();
+
+    // Started automatically with the stored tokens: ready, until the authorization is revoked.
+    const second = (await startWeb(fixture.url, authDir, true)).host;
+    expect((await ready(second, 'web')).state).toBe('ready');
+    fixture.revokeAll();
+    expect(await second.callTool('web__say', { text: 'x' })).toMatchObject({ ok: false });
+    const status = await second.waitForStatus('web', (s) => s.state === 'needs-auth');
+    expect(status.lastError?.message).toContain('niffler mcp login web');
+    expect(status.authUrl).toBeUndefined();
+    expect(fixture.log.authorize).toHaveLength(1);
+
+    // And a fresh start with the dead tokens waits the same way, without a browser.
+    const third = (await startWeb(fixture.url, authDir, true)).host;
+    const again = await third.waitForStatus(
+      'web',
+      (s) => s.state !== 'starting' && s.state !== 'stopped',
+    );
+    expect(again.state).toBe('needs-auth');
+    expect(fixture.log.authorize).toHaveLength(1);
+  });
+
+  it('never registers nor authorizes on its own: an auto-started server waits in needs-auth', async () => {
+    const fixture = await startOAuthFixture();
+    onTestFinished(() => fixture.close());
+    const { host } = await startWeb(fixture.url, tempDir(), true);
+    const status = await host.waitForStatus(
+      'web',
+      (s) => s.state === 'needs-auth' || s.state === 'failed',
+    );
+    expect(status.state).toBe('needs-auth');
+    expect(fixture.log.register).toBe(0);
+    expect(fixture.log.authorize).toHaveLength(0);
+  });
+
+  it('steps up on 403 insufficient_scope in the middle of a call', async () => {
+    const { fixture, host } = await setup({ callScope: 'write' });
+    const urls = browseAll(host);
+    expect((await host.login('web')).state).toBe('ready');
+    const up = await host.callTool('web__say', { text: 'up' });
+    expect(up, JSON.stringify(up)).toMatchObject({ ok: true });
+    expect(urls).toHaveLength(2);
+    expect(fixture.log.authorize.map((a) => a.get('scope'))).toEqual(['mcp', 'mcp write']);
+  });
+
+  it('refuses a server whose metadata names another resource', async () => {
+    const { fixture, host } = await setup({ resource: 'https://evil.example.com/mcp' });
+    const urls = browseAll(host);
+    const status = await host.login('web');
+    expect(status.state).toBe('failed');
+    expect(status.lastError?.message).toMatch(
+      /names the resource https:\/\/evil\.example\.com\/mcp.*refusing/,
+    );
+    expect(urls).toHaveLength(0);
+    expect(fixture.log.authorize).toHaveLength(0);
+  });
+});
