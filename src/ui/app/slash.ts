@@ -77,9 +77,9 @@ const tools = async (ctx: SlashContext, args: string[], disabled: Set<string>) =
       const notes = [tool.annotations?.readOnlyHint ? 'read-only' : '', tool.annotations?.destructiveHint ? 'destructive' : '']
         .filter(Boolean)
         .join(', ');
-      lines.push(
-        `  ${off ? '✗' : '✓'} ${tool.name}${notes ? ` [${notes}]` : ''}  ${truncate((tool.description ?? '').split('\n')[0] ?? '', 60)}`,
-      );
+      const head = `  ${off ? '✗' : '✓'} ${tool.name}${notes ? ` [${notes}]` : ''}`;
+      const description = (tool.description ?? '').split('\n')[0] ?? '';
+      lines.push(`${head}  ${truncate(description, Math.max(10, 92 - head.length))}`);
     }
   }
   lines.push('', 'Switch one off for this session: /tools off NAME (a server or a tool); built-in tools too.');
