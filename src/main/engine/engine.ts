@@ -292,8 +292,16 @@ export class Engine implements EngineHandlers {
     const turn = this.#activeTurn();
     if (turn?.params.interactive)
       return turn.client.ask('elicitation/ask', { server, elicitation }, turn.signal);
-    if (turn?.params.yes)
-      return { action: 'accept', content: applyElicitationDefaults(elicitation) };
+    if (turn?.params.yes) {
+      const content = applyElicitationDefaults(elicitation);
+      const required = (elicitation.requestedSchema['required'] ?? []) as string[];
+      const missing = required.filter((key) => !(key in content));
+      if (missing.length === 0) return { action: 'accept', content };
+      return {
+        action: 'decline',
+        reason: `--yes can only answer with defaults, and ${missing.join(', ')} has none`,
+      };
+    }
     return {
       action: 'decline',
       reason: turn
