@@ -129,7 +129,15 @@ try {
   const tools: McpToolInfo[] = await host.listTools();
   console.error(`${scenario}: connected, ${tools.length} tool(s)`);
   for (const tool of tools) {
-    const args = sample(tool.inputSchema) as Record<string, unknown>;
+    // A tool asking for a `schema` gets another tool's inputSchema as niffler holds it: the
+    // suite checks that schemas reach us whole (json-schema-2020-12-preservation).
+    const other = tools.find((t) => t !== tool);
+    const args =
+      tool.inputSchema['properties'] &&
+      'schema' in (tool.inputSchema['properties']) &&
+      other
+        ? { schema: other.inputSchema }
+        : (sample(tool.inputSchema) as Record<string, unknown>);
     const result = await host.callTool(tool.name, args);
     console.error(`${tool.name}(${JSON.stringify(args)}) → ${JSON.stringify(result)}`);
     if (!result.ok) failed = true;
