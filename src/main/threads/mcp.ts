@@ -49,6 +49,7 @@ export const toServerSpec = (server: ResolvedServer): McpServerSpec => {
     autoStart: server.autoStart,
     ...(d.includeTools ? { includeTools: [...d.includeTools] } : {}),
     ...(d.excludeTools ? { excludeTools: [...d.excludeTools] } : {}),
+    ...(d.oauth ? { oauth: toOAuthSpec(d.oauth) } : {}),
     gate: !server.enabled
       ? 'disabled'
       : server.trust === 'new' || server.trust === 'changed'
@@ -106,6 +107,13 @@ export interface CallToolOptions {
 }
 
 const NO_UI = 'no user interface is attached to answer it';
+
+const toCallFailure = (error: unknown): ToolResult => {
+  const e = error instanceof NifflerError ? error : new NifflerError('internal', String(error));
+  const code =
+    e.code === 'canceled' ? 'canceled' : e.code === 'worker-exited' ? 'server-crashed' : 'internal';
+  return { ok: false, error: { code, message: e.message } };
+};
 
 /**
  * Owns the MCP worker thread: typed requests, push events, server-initiated elicitation and
@@ -189,32 +197,20 @@ export class McpHost {
    * Calls a tool by its model-facing name (`server__tool`). Never rejects: timeouts, cancellation,
    * crashed servers and a dead worker all come back as `{ ok: false, error }`.
    */
-  async callTool(
+  callTool(
     name: string,
     args: Record<string, unknown>,
     options: CallToolOptions = {},
   ): Promise<ToolResult> {
-    try {
-      // The worker enforces the server's timeout (reset by progress) and always replies.
-      return await this.rpc.request(
-        'call-tool',
-        { name, args, ...(options.onProgress ? { progress: true } : {}) },
-        {
-          timeoutMs: 0,
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-        },
-      );
-    } catch (error) {
-      const e = error instanceof NifflerError ? error : new NifflerError('internal', String(error));
-      const code =
-        e.code === 'canceled'
-          ? 'canceled'
-          : e.code === 'worker-exited'
-            ? 'server-crashed'
-            : 'internal';
-      return { ok: false, error: { code, message: e.message } };
-    }
+    const { signal, onProgress } = options;
+    // The worker enforces the server's timeout (reset by progress) and always replies.
+    return this.rpc
+      .request('call-tool', onProgress ? { name, args, progress: true } : { name, args }, {
+        timeoutMs: 0,
+        signal,
+        onProgress,
+      })
+      .catch(toCallFailure);
   }
 
   startServer(server: string): Promise<McpServerStatus> {
@@ -307,16 +303,24 @@ export class McpHost {
   private spawn(): Promise<void> {
     const worker = startWorker('mcp', { workerData: this.data });
     this.worker = worker;
-    this.rpc = new RpcChannel<McpCalls>(worker, this.options.requestTimeoutMs);
+    // Both sides batch: a message is one event or request, or an array of them.
+    this.rpc = new RpcChannel<McpCalls>(worker, {
+      defaultTimeoutMs: this.options.requestTimeoutMs,
+      batch: true,
+    });
     return new Promise<void>((resolve, reject) => {
       let ready = false;
-      worker.on('message', (event: McpEvent) => {
+      const receive = (event: McpEvent) => {
         if (event.type === 'ready') {
           ready = true;
           resolve();
           return;
         }
         this.receive(event);
+      };
+      worker.on('message', (message: McpEvent | McpEvent[]) => {
+        if (!Array.isArray(message)) return receive(message);
+        for (const event of message) receive(event);
       });
       worker.on('error', (error) =>
         this.options.logger?.error('mcp worker error', {

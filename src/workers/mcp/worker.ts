@@ -13,7 +13,20 @@ import { McpManager } from './manager.ts';
 if (!parentPort) throw new Error('the MCP worker must run in a worker thread');
 const port = parentPort;
 const data = workerData as McpWorkerData;
-const post = (event: McpEvent) => port.postMessage(event);
+
+// Events leave in batches: whatever is posted during one drain of the microtask queue (say, the
+// replies to several calls whose responses arrived in one read) reaches main as one message, an
+// array, which saves waking main once per event; a lone event is posted as itself, without delay.
+// Main batches its requests alike.
+let outbox: McpEvent[] = [];
+const flush = () => {
+  const events = outbox;
+  outbox = [];
+  if (events.length > 0) port.postMessage(events.length === 1 ? events[0] : events);
+};
+const post = (event: McpEvent) => {
+  if (outbox.push(event) === 1) queueMicrotask(flush);
+};
 
 let nextAsk = 1;
 const asks = new Map<number, (answer: never) => void>();
@@ -99,7 +112,44 @@ const handle = async (
   }
 };
 
-port.on('message', (request: McpRequest) => {
+const reply = (id: number, value: unknown) => {
+  running.delete(id);
+  post({ type: 'result', id, value });
+};
+
+const run = (
+  request: Exclude<McpRequest, { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' }>,
+) => {
+  const controller = new AbortController();
+  running.set(request.id, controller);
+  if (request.type === 'call-tool') {
+    // The hot path: `callTool` never rejects, so one continuation is all a call needs.
+    void manager
+      .callTool(request.name, request.args, {
+        signal: controller.signal,
+        ...(request.progress
+          ? { onProgress: (p) => post({ type: 'progress', id: request.id, ...p }) }
+          : {}),
+      })
+      .then((result) => reply(request.id, result));
+    return;
+  }
+  handle(request, controller.signal)
+    .then(
+      (value) => reply(request.id, value),
+      (error: unknown) => {
+        running.delete(request.id);
+        post({ type: 'error', id: request.id, error: toWire(error, 'mcp-call') });
+      },
+    )
+    .finally(() => {
+      if (request.type !== 'shutdown') return;
+      flush();
+      port.close();
+    });
+};
+
+const receive = (request: McpRequest) => {
   switch (request.type) {
     case 'cancel':
       running.get(request.id)?.abort();
@@ -108,20 +158,15 @@ port.on('message', (request: McpRequest) => {
     case 'sampling-answer':
       asks.get(request.requestId)?.(request.answer as never);
       return;
-    default: {
-      const controller = new AbortController();
-      running.set(request.id, controller);
-      handle(request, controller.signal)
-        .then((value) => post({ type: 'result', id: request.id, value }))
-        .catch((error: unknown) =>
-          post({ type: 'error', id: request.id, error: toWire(error, 'mcp-call') }),
-        )
-        .finally(() => {
-          running.delete(request.id);
-          if (request.type === 'shutdown') port.close();
-        });
-    }
+    default:
+      run(request);
   }
+};
+
+// Main batches too: a message is one request or an array of them.
+port.on('message', (message: McpRequest | McpRequest[]) => {
+  if (!Array.isArray(message)) return receive(message);
+  for (const request of message) receive(request);
 });
 
 // If the thread is torn down without a shutdown request, no server process outlives it.

@@ -1,5 +1,5 @@
 import { MessageChannel } from 'node:worker_threads';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { NifflerError } from '../../../src/main/errors.ts';
 import { RpcChannel } from '../../../src/main/threads/rpc.ts';
 import { toServerSpec } from '../../../src/main/threads/mcp.ts';
@@ -62,6 +62,45 @@ describe('RpcChannel over a real MessageChannel', () => {
     await expect(pending).rejects.toMatchObject({ code: 'worker-exited' });
     expect(rpc.size).toBe(0);
     await canceled; // the aborted and the timed-out request were both canceled on the other side
+  });
+});
+
+describe('RpcChannel with batching', () => {
+  it('posts requests made together as one array, and a cancel never overtakes its request', async () => {
+    const channel = new MessageChannel();
+    onTestFinished(() => channel.port1.close());
+    const rpc = new RpcChannel<Calls>(channel.port1, { batch: true });
+    channel.port1.on('message', (m: { type: string }) => rpc.handle(m));
+    const received: unknown[] = [];
+    channel.port2.on('message', (message: { type: string; id: number; text?: string }[]) => {
+      received.push(message);
+      const batch = Array.isArray(message) ? message : [message];
+      for (const m of batch)
+        if (m.type === 'echo')
+          channel.port2.postMessage({ type: 'result', id: m.id, value: m.text });
+    });
+    const lone = await rpc.request('echo', { text: 'lone' });
+    const both = await Promise.all([
+      rpc.request('echo', { text: 'a' }),
+      rpc.request('echo', { text: 'b' }),
+    ]);
+    const controller = new AbortController();
+    const canceled = rpc.request('hang', {}, { signal: controller.signal });
+    controller.abort();
+    await expect(canceled).rejects.toMatchObject({ code: 'canceled' });
+    await vi.waitFor(() => expect(received).toHaveLength(3));
+    expect([lone, ...both]).toEqual(['lone', 'a', 'b']);
+    expect(received).toEqual([
+      { type: 'echo', id: 1, text: 'lone' },
+      [
+        { type: 'echo', id: 2, text: 'a' },
+        { type: 'echo', id: 3, text: 'b' },
+      ],
+      [
+        { type: 'hang', id: 4 },
+        { type: 'cancel', id: 4 },
+      ],
+    ]);
   });
 });
 
