@@ -52,22 +52,20 @@ export const callTool = async (
   ctx: Pick<ConnectionContext, 'outputsDir' | 'maxOutputChars'>,
 ): Promise<ToolResult> => {
   const started = performance.now();
-  const finish = (outcome: CallOutcome, result: ToolResult): ToolResult => {
-    conn.stats.record(tool, outcome, performance.now() - started);
-    return result;
-  };
   const { signal } = options;
   if (signal.aborted) return failure('canceled', 'the call was canceled');
-  if (conn.state !== 'ready' || !conn.client) return finish('error', unavailable(conn));
-  try {
-    await conn.limiter.acquire(signal);
-  } catch (error) {
-    if (signal.aborted) return failure('canceled', 'the call was canceled while queued');
-    return finish('error', failure('server-crashed', (error as Error).message));
-  }
+  if (conn.state !== 'ready' || !conn.client) return record(conn, tool, started, unavailable(conn));
+  // A free slot is taken without a round through the microtask queue.
+  if (!conn.limiter.tryAcquire())
+    try {
+      await conn.limiter.acquire(signal);
+    } catch (error) {
+      if (signal.aborted) return failure('canceled', 'the call was canceled while queued');
+      return record(conn, tool, started, failure('server-crashed', (error as Error).message));
+    }
   try {
     const client = conn.client;
-    if (conn.state !== 'ready' || !client) return finish('error', unavailable(conn));
+    if (conn.state !== 'ready' || !client) return record(conn, tool, started, unavailable(conn));
     const result = await client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
       signal,
       timeout: conn.spec.timeoutMs,
@@ -75,50 +73,72 @@ export const callTool = async (
       ...(options.onProgress ? { onprogress: options.onProgress } : {}),
     });
     const schema = conn.outputSchema(tool);
-    const schemaProblem =
-      schema && !result.isError && result.structuredContent !== undefined
-        ? checkOutput(schema, result.structuredContent)
-        : schema && !result.isError
-          ? 'the tool declares an output schema but returned no structuredContent'
-          : undefined;
+    const schemaProblem = !schema
+      ? undefined
+      : result.isError
+        ? undefined
+        : result.structuredContent !== undefined
+          ? checkOutput(schema, result.structuredContent)
+          : 'the tool declares an output schema but returned no structuredContent';
     const normalized = normalizeResult(result as CallToolResult, {
       maxChars: ctx.maxOutputChars,
       outputsDir: ctx.outputsDir,
       label: `${conn.name}__${tool}`,
       ...(schemaProblem !== undefined ? { schemaProblem } : {}),
     });
-    return finish(normalized.ok ? 'ok' : 'error', normalized);
+    return record(conn, tool, started, normalized);
   } catch (error) {
-    if (signal.aborted) return finish('error', failure('canceled', 'the call was canceled'));
-    const code = error instanceof McpError ? error.code : undefined;
-    if (code === (ErrorCode.RequestTimeout as number))
-      return finish(
-        'timeout',
-        failure(
-          'timeout',
-          `server "${conn.name}" did not answer tools/call "${tool}" within ${conn.spec.timeoutMs / 1000} s (timeout); the call was canceled`,
-        ),
-      );
-    const state = conn.status().state;
-    if (code === (ErrorCode.ConnectionClosed as number) || state !== 'ready')
-      return finish(
-        'error',
-        failure(
-          state === 'stopped' ? 'server-unavailable' : 'server-crashed',
-          conn.describeLoss('tools/call'),
-        ),
-      );
-    if (code === (ErrorCode.InvalidParams as number))
-      return finish('error', failure('invalid-args', (error as Error).message));
-    return finish('error', failure('tool-error', (error as Error).message));
+    return record(conn, tool, started, failed(conn, tool, signal, error));
   } finally {
     conn.limiter.release();
   }
 };
 
+/** Counts a finished call in the server's and the tool's metrics. */
+const record = (
+  conn: ServerConnection,
+  tool: string,
+  started: number,
+  result: ToolResult,
+): ToolResult => {
+  const outcome: CallOutcome = result.ok
+    ? 'ok'
+    : result.error.code === 'timeout'
+      ? 'timeout'
+      : 'error';
+  conn.stats.record(tool, outcome, performance.now() - started);
+  return result;
+};
+
+/** Words a failed `tools/call` for the model. */
+const failed = (
+  conn: ServerConnection,
+  tool: string,
+  signal: AbortSignal,
+  error: unknown,
+): ToolResult => {
+  if (signal.aborted) return failure('canceled', 'the call was canceled');
+  const code = error instanceof McpError ? error.code : undefined;
+  if (code === (ErrorCode.RequestTimeout as number))
+    return failure(
+      'timeout',
+      `server "${conn.name}" did not answer tools/call "${tool}" within ${conn.spec.timeoutMs / 1000} s (timeout); the call was canceled`,
+    );
+  const state = conn.status().state;
+  if (code === (ErrorCode.ConnectionClosed as number) || state !== 'ready')
+    return failure(
+      state === 'stopped' ? 'server-unavailable' : 'server-crashed',
+      conn.describeLoss('tools/call'),
+    );
+  if (code === (ErrorCode.InvalidParams as number))
+    return failure('invalid-args', (error as Error).message);
+  return failure('tool-error', (error as Error).message);
+};
+
 const unavailable = (conn: ServerConnection): ToolResult => {
   const status = conn.status();
-  const why: Record<typeof status.state, string> = {
+  // Keyed by string, not by the state union, so a state added to the protocol still reads well.
+  const why: Record<string, string | undefined> = {
     disabled: 'is disabled in the configuration (enabled: false)',
     untrusted: 'comes from this repository, which is not trusted yet; run niffler trust',
     stopped: `is stopped; start it with niffler mcp start ${conn.name}`,
@@ -126,6 +146,10 @@ const unavailable = (conn: ServerConnection): ToolResult => {
     ready: 'is not connected',
     degraded: `is restarting${status.lastError ? ` after: ${status.lastError.message}` : ''}`,
     failed: `has failed${status.lastError ? ` (${status.lastError.message})` : ''}; start it with niffler mcp start ${conn.name}`,
+    'needs-auth': `needs authorization; run niffler mcp login ${conn.name}`,
   };
-  return failure('server-unavailable', `server "${conn.name}" ${why[status.state]}`);
+  return failure(
+    'server-unavailable',
+    `server "${conn.name}" ${why[status.state] ?? `is ${status.state}`}`,
+  );
 };

@@ -27,6 +27,13 @@ export class Limiter {
     this.drain();
   }
 
+  /** Takes a free slot at once when there is one and nobody queues; then call `release` once. */
+  tryAcquire(): boolean {
+    if (this.active >= this.limit || this.queue.length > 0) return false;
+    this.active++;
+    return true;
+  }
+
   /** Resolves once a slot is held; call `release` exactly once afterwards. */
   acquire(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(new NifflerAbort());

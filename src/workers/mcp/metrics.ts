@@ -10,21 +10,21 @@ export class CallStats {
   private calls = 0;
   private errors = 0;
   private timeouts = 0;
-  private readonly latencies: number[] = [];
+  // A ring: recording is O(1) on the call path; only `snapshot` sorts.
+  private readonly latencies = new Float64Array(WINDOW);
 
   record(outcome: CallOutcome, ms: number): void {
+    this.latencies[this.calls % WINDOW] = ms;
     this.calls++;
     if (outcome === 'error') this.errors++;
     if (outcome === 'timeout') {
       this.errors++;
       this.timeouts++;
     }
-    this.latencies.push(ms);
-    if (this.latencies.length > WINDOW) this.latencies.shift();
   }
 
   snapshot(): McpCallMetrics {
-    const sorted = [...this.latencies].sort((a, b) => a - b);
+    const sorted = this.latencies.slice(0, Math.min(this.calls, WINDOW)).sort();
     return {
       calls: this.calls,
       errors: this.errors,
@@ -36,7 +36,7 @@ export class CallStats {
 }
 
 /** Nearest-rank percentile of an ascending array; `null` when empty. */
-export const percentile = (sorted: readonly number[], p: number): number | null => {
+export const percentile = (sorted: ArrayLike<number>, p: number): number | null => {
   if (sorted.length === 0) return null;
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return Math.round(sorted[index]! * 100) / 100;
