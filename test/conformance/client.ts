@@ -133,9 +133,7 @@ try {
     // suite checks that schemas reach us whole (json-schema-2020-12-preservation).
     const other = tools.find((t) => t !== tool);
     const args =
-      tool.inputSchema['properties'] &&
-      'schema' in (tool.inputSchema['properties']) &&
-      other
+      tool.inputSchema['properties'] && 'schema' in tool.inputSchema['properties'] && other
         ? { schema: other.inputSchema }
         : (sample(tool.inputSchema) as Record<string, unknown>);
     const result = await host.callTool(tool.name, args);
