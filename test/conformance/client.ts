@@ -132,8 +132,9 @@ try {
     // A tool asking for a `schema` gets another tool's inputSchema as niffler holds it: the
     // suite checks that schemas reach us whole (json-schema-2020-12-preservation).
     const other = tools.find((t) => t !== tool);
+    const properties = (tool.inputSchema['properties'] ?? {}) as Record<string, unknown>;
     const args =
-      tool.inputSchema['properties'] && 'schema' in tool.inputSchema['properties'] && other
+      properties['schema'] !== undefined && other
         ? { schema: other.inputSchema }
         : (sample(tool.inputSchema) as Record<string, unknown>);
     const result = await host.callTool(tool.name, args);
