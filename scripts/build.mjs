@@ -12,7 +12,9 @@ const entries = {
   'workers/tools': 'src/workers/tools/worker.ts',
 };
 
-const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
+const entryPoints = Object.fromEntries(
+  Object.entries(entries).filter(([, file]) => existsSync(file)),
+);
 
 await rm('dist', { recursive: true, force: true });
 await build({
@@ -27,6 +29,8 @@ await build({
   sourcemap: 'linked',
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
+  // React and its reconciler ship development builds behind this check: drop them from the bundle.
+  define: { 'process.env.NODE_ENV': '"production"' },
   // Packages that load files next to themselves at run time, or are optional, stay external.
   external: ['piscina', 'react-devtools-core', 'node'],
   // CommonJS dependencies inside an ESM bundle still call require().

@@ -16,6 +16,18 @@ const main = async (argv: string[]): Promise<number> => {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
+  // Plain `niffler` on a terminal — the most common start — skips the command tree entirely, so
+  // the first frame of the session comes sooner.
+  if (args.length === 0 && process.stdin.isTTY && process.stdout.isTTY) {
+    const [{ interactive }, { reportError }] = await Promise.all([
+      import('./commands/interactive.ts'),
+      import('./render/output.ts'),
+    ]);
+    return interactive({}).then(
+      () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
+      (error: unknown) => reportError(error),
+    );
+  }
   const [{ CommanderError }, { buildProgram }, { reportError }] = await Promise.all([
     import('commander'),
     import('./program.ts'),

@@ -3,28 +3,25 @@ import { findWorkspace } from '../main/paths.ts';
 import type { GlobalOptions } from './context.ts';
 import { info } from './render/output.ts';
 
+/** An engine connection and how to close it. */
+export interface OpenEngine {
+  client: EngineClient;
+  close: () => Promise<void>;
+}
+
 /**
- * Runs `fn` against the engine of this workspace: the warm daemon (started when absent), or an
- * in-process engine with `--no-daemon`. Always closes the connection.
+ * Connects to the engine of this workspace: the warm daemon (started when absent), or an
+ * in-process engine with `--no-daemon` (and with `--set`, which the shared daemon cannot take).
  */
-export const withEngine = async <T>(
-  options: GlobalOptions,
-  fn: (client: EngineClient) => Promise<T>,
-): Promise<T> => {
+export const openEngine = async (options: GlobalOptions): Promise<OpenEngine> => {
   const { root } = findWorkspace(options.cwd ?? process.cwd());
-  // `--set` changes the config for this command only: the shared daemon cannot take it, so such a
-  // command runs its own engine.
   if (options.daemon === false || (options.set?.length ?? 0) > 0) {
     const [{ startInProcess }, { flagOverrides }] = await Promise.all([
       import('../main/daemon/in-process.ts'),
       import('./context.ts'),
     ]);
     const engine = await startInProcess({ root, flags: flagOverrides(options) });
-    try {
-      return await fn(engine.client);
-    } finally {
-      await engine.close();
-    }
+    return { client: engine.client, close: engine.close };
   }
   const { connectDaemon } = await import('../main/daemon/lifecycle.ts');
   const client = await connectDaemon({
@@ -35,10 +32,19 @@ export const withEngine = async <T>(
     },
   });
   if (!client) throw new Error('unreachable: connectDaemon with start returns a client');
+  return { client, close: async () => client.close() };
+};
+
+/** Runs `fn` against the engine of this workspace (see `openEngine`); always closes it. */
+export const withEngine = async <T>(
+  options: GlobalOptions,
+  fn: (client: EngineClient) => Promise<T>,
+): Promise<T> => {
+  const engine = await openEngine(options);
   try {
-    return await fn(client);
+    return await fn(engine.client);
   } finally {
-    client.close();
+    await engine.close();
   }
 };
 

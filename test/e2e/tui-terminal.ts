@@ -8,7 +8,10 @@ export interface Terminal {
   /** The visible screen as plain text (`tmux capture-pane -p`). */
   screen(): Promise<string>;
   /** Polls the screen until `expected` shows (a string or a test), bounded by `timeoutMs`. */
-  waitFor(expected: string | RegExp | ((screen: string) => boolean), timeoutMs?: number): Promise<string>;
+  waitFor(
+    expected: string | RegExp | ((screen: string) => boolean),
+    timeoutMs?: number,
+  ): Promise<string>;
   /** Types text literally (no key names). */
   type(text: string): Promise<void>;
   /** Presses tmux key names: Enter, Escape, C-d, Up… */
@@ -36,9 +39,16 @@ export const startTerminal = async (options: {
     execa('tmux', ['-L', socket, ...args], { env, extendEnv: false, cwd: options.cwd });
   const quoted = options.command.map((part) => `'${part.replaceAll("'", `'\\''`)}'`).join(' ');
   await tmux(
-    '-f', '/dev/null',
-    'new-session', '-d', '-s', 'main',
-    '-x', String(options.width ?? 100), '-y', String(options.height ?? 40),
+    '-f',
+    '/dev/null',
+    'new-session',
+    '-d',
+    '-s',
+    'main',
+    '-x',
+    String(options.width ?? 100),
+    '-y',
+    String(options.height ?? 40),
     `${quoted}; echo "[exited $?]"; sleep 600`,
   );
   onTestFinished(async () => {
@@ -51,7 +61,8 @@ export const startTerminal = async (options: {
       const matches =
         typeof expected === 'function'
           ? expected
-          : (text: string) => (typeof expected === 'string' ? text.includes(expected) : expected.test(text));
+          : (text: string) =>
+              typeof expected === 'string' ? text.includes(expected) : expected.test(text);
       const deadline = Date.now() + timeoutMs;
       let last: string;
       for (;;) {

@@ -14,7 +14,8 @@ const everything = `mcpServers:
 `;
 
 /** The status bar once the server is up, and the empty input box above it. */
-const idle = (screen: string) => /MCP 1\/1/.test(screen) && screen.includes('› ') && !screen.includes('esc to cancel');
+const idle = (screen: string) =>
+  /MCP 1\/1/.test(screen) && screen.includes('> ') && !screen.includes('esc to cancel');
 
 describe('interactive session in a real terminal (tmux)', () => {
   it('prompt, approval, answer, /mcp, Esc during a turn, exit', async () => {
@@ -24,29 +25,38 @@ describe('interactive session in a real terminal (tmux)', () => {
     ws.writeGlobal(
       `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: fake-model\n    toolProtocol: native\n    prices: { input: 1, output: 2 }\n${everything}`,
     );
-    const term = await startTerminal({ command: [process.execPath, CLI], cwd: ws.repo, env: ws.env });
+    const term = await startTerminal({
+      command: [process.execPath, CLI],
+      cwd: ws.repo,
+      env: ws.env,
+    });
 
     const first = await term.waitFor(idle);
     expect(first).toContain('/help for commands');
-    expect(first).toMatch(/repo · fake · MCP 1\/1 · 0 in \/ 0 out/);
+    expect(first).toMatch(/repo \| fake \| MCP 1\/1 \| 0 in \/ 0 out/);
 
     // A prompt whose tool call needs approval (not read-only), approved once, then the answer.
     llm.queue(
-      reply().text('I will switch logging on.').tool('everything__toggle-simulated-logging', {}).usage(100, 20),
+      reply()
+        .text('I will switch logging on.')
+        .tool('everything__toggle-simulated-logging', {})
+        .usage(100, 20),
       reply().text('Logging is **on** now.\n\n- checked\n- done', { chunks: 5 }).usage(200, 30),
     );
     await term.type('turn on logging');
     await term.press('Enter');
     const asked = await term.waitFor('Allow toggle-simulated-logging from everything?');
-    expect(asked).toContain('› turn on logging');
+    expect(asked).toContain('> turn on logging');
     expect(asked).toContain('may change things');
     expect(asked).toContain('› 1. Allow once (y)');
     expect(asked).toContain('4. Deny (n)');
     await term.press('y');
     const answered = await term.waitFor((s) => s.includes('Logging is on now.') && idle(s));
-    expect(answered).toMatch(/✓ toggle-simulated-logging \(everything\) · \d+ms\n {2}⎿ Started simulated, random-leveled logging.*…\n/);
+    expect(answered).toMatch(
+      /✓ toggle-simulated-logging \(everything\) · \d+ms\n {2}⎿ Started simulated, random-leveled logging.*…\n/,
+    );
     expect(answered).toMatch(/● Logging is on now\.\n\s*\n\s+\* checked\n\s+\* done/);
-    expect(answered).toContain('300 in / 50 out · $0.0004');
+    expect(answered).toContain('300 in / 50 out | $0.0004');
     expect(llm.requests[1]?.body.messages.at(-1)?.role).toBe('tool');
 
     // /mcp prints the live status table.
@@ -90,7 +100,8 @@ describe('bundle', () => {
       logLevel: 'silent',
     });
     const outputs: Metafile['outputs'] = result.metafile.outputs;
-    const byEntry = (entry: string) => Object.keys(outputs).find((out) => outputs[out]!.entryPoint === entry)!;
+    const byEntry = (entry: string) =>
+      Object.keys(outputs).find((out) => outputs[out]!.entryPoint === entry)!;
     const staticClosure = (roots: string[]) => {
       const seen = new Set<string>();
       const visit = (out: string) => {
@@ -102,7 +113,8 @@ describe('bundle', () => {
       roots.forEach(visit);
       return [...seen].flatMap((out) => Object.keys(outputs[out]!.inputs));
     };
-    const isUi = (input: string) => /node_modules\/(ink|react|react-reconciler|marked|marked-terminal)\//.test(input);
+    const isUi = (input: string) =>
+      /node_modules\/(ink|react|react-reconciler|marked|marked-terminal)\//.test(input);
     const statusPath = staticClosure([
       byEntry('src/ui/cli.ts'),
       byEntry('src/ui/program.ts'),

@@ -13,7 +13,8 @@ export interface AppProps {
   color: boolean;
 }
 
-const PLACEHOLDER = 'message · /help · @file · !shell';
+// ASCII only: the first frame then skips string-width's Unicode path (~25 ms to set up).
+const PLACEHOLDER = 'message, /help, @file, !shell';
 
 /** Layout only: transcript (finished entries printed once), live turn, dialog or input, status bar. */
 export const App = ({ color }: AppProps) => {

@@ -7,9 +7,21 @@ export interface SlashCommand {
 
 export const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'help', description: 'commands and keys' },
-  { name: 'mcp', args: '[start|stop|restart NAME]', description: 'MCP servers: status table, or start/stop/restart one' },
-  { name: 'tools', args: '[on|off NAME]', description: 'list tools; switch a server or tool on or off for this session' },
-  { name: 'model', args: '[NAME]', description: 'show the models, or use NAME from the next message on' },
+  {
+    name: 'mcp',
+    args: '[start|stop|restart NAME]',
+    description: 'MCP servers: status table, or start/stop/restart one',
+  },
+  {
+    name: 'tools',
+    args: '[on|off NAME]',
+    description: 'list tools; switch a server or tool on or off for this session',
+  },
+  {
+    name: 'model',
+    args: '[NAME]',
+    description: 'show the models, or use NAME from the next message on',
+  },
   { name: 'clear', description: 'start a new session (the old one stays on disk)' },
   { name: 'sessions', description: 'sessions of this workspace' },
   { name: 'resume', args: 'ID', description: 'continue an earlier session' },
@@ -46,7 +58,10 @@ export const completeSlash = (typed: string): string[] =>
 
 /** The `/help` text. */
 export const helpText = (): string => {
-  const usage = SLASH_COMMANDS.map((c) => [`/${c.name}${c.args ? ` ${c.args}` : ''}`, c.description]);
+  const usage = SLASH_COMMANDS.map((c) => [
+    `/${c.name}${c.args ? ` ${c.args}` : ''}`,
+    c.description,
+  ]);
   const width = Math.max(...[...usage, ...KEYS].map(([left = '']) => left.length));
   const rows = (list: [string, string][] | string[][]) =>
     list.map(([left = '', right = '']) => `  ${left.padEnd(width)}  ${right}`).join('\n');

@@ -1,4 +1,4 @@
-import type { EngineClient } from '../../main/daemon/client.ts';
+import type { EngineApi as EngineClient } from './deferred-client.ts';
 import type { Env } from '../../main/paths.ts';
 import type { McpServerStatus, SessionEvent } from '../../main/protocol.ts';
 import { VERSION } from '../../main/version.ts';
@@ -9,7 +9,7 @@ import { runShell } from './shell.ts';
 import { runSlash } from './slash.ts';
 import { entriesFromMessages } from './state/history.ts';
 import type { Action, Dialog, DialogAnswer, UiState } from './state/types.ts';
-import { offerTrust } from './trust.ts';
+import { preloadMarkdown } from './markdown.ts';
 
 export interface ControllerOptions {
   client: EngineClient;
@@ -46,11 +46,16 @@ export const createController = (options: ControllerOptions) => {
   let nextDialog = 1;
   const disposers: (() => void)[] = [];
 
-  const notice = (level: 'info' | 'warn' | 'error', text: string) => dispatch({ type: 'notice', level, text });
+  const notice = (level: 'info' | 'warn' | 'error', text: string) =>
+    dispatch({ type: 'notice', level, text });
   const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
   /** Shows a dialog and resolves with the user's answer (or `fallback` when `signal` aborts). */
-  const ask = (dialog: DistributiveOmit<Dialog, 'id'>, fallback: DialogAnswer, signal?: AbortSignal) =>
+  const ask = (
+    dialog: DistributiveOmit<Dialog, 'id'>,
+    fallback: DialogAnswer,
+    signal?: AbortSignal,
+  ) =>
     new Promise<DialogAnswer>((resolve) => {
       const id = `d${nextDialog++}`;
       const settle = (answer: DialogAnswer) => {
@@ -90,9 +95,17 @@ export const createController = (options: ControllerOptions) => {
     dispatch({ type: 'submit', text, attachments, now: Date.now() });
     try {
       const id = await sessionId;
+      // Started with the app; a reply must not finish before it can be rendered as markdown.
+      await preloadMarkdown();
       const summary = await client.request(
         'session/prompt',
-        { sessionId: id, text: body, interactive: true, ...(options.yes ? { yes: true } : {}), ...(model ? { model } : {}) },
+        {
+          sessionId: id,
+          text: body,
+          interactive: true,
+          ...(options.yes ? { yes: true } : {}),
+          ...(model ? { model } : {}),
+        },
         controller.signal,
       );
       dispatch({ type: 'turn-finished', summary });
@@ -100,7 +113,8 @@ export const createController = (options: ControllerOptions) => {
       if (controller.signal.aborted) {
         // The engine's turn-end may not arrive once the request is cancelled: say it here.
         const state = options.getState();
-        if (!state.live.some((e) => e.kind === 'notice' && e.text === 'cancelled')) notice('warn', 'cancelled');
+        if (!state.live.some((e) => e.kind === 'notice' && e.text === 'cancelled'))
+          notice('warn', 'cancelled');
         dispatch({ type: 'turn-finished', summary: null });
       } else dispatch({ type: 'turn-finished', summary: null, error: errorText(error) });
     } finally {
@@ -126,16 +140,28 @@ export const createController = (options: ControllerOptions) => {
     /** Subscribes to the engine, opens the session, then checks servers and workspace trust. */
     start: async () => {
       disposers.push(
-        client.onNotification('session/event', ({ sessionId: id, event }: { sessionId: string; event: SessionEvent }) => {
-          if (id === currentSession) dispatch({ type: 'session-event', event, now: Date.now() });
-        }),
-        client.onNotification('mcp/status-changed', (status: McpServerStatus) => dispatch({ type: 'server-status', status })),
+        client.onNotification(
+          'session/event',
+          ({ sessionId: id, event }: { sessionId: string; event: SessionEvent }) => {
+            if (id === currentSession) dispatch({ type: 'session-event', event, now: Date.now() });
+          },
+        ),
+        client.onNotification('mcp/status-changed', (status: McpServerStatus) =>
+          dispatch({ type: 'server-status', status }),
+        ),
         client.onNotification('config/changed', ({ ok, error }) =>
-          notice(ok ? 'info' : 'error', ok ? 'config reloaded' : `config not reloaded: ${error ?? 'invalid'}`),
+          notice(
+            ok ? 'info' : 'error',
+            ok ? 'config reloaded' : `config not reloaded: ${error ?? 'invalid'}`,
+          ),
         ),
       );
       client.onRequest('approval/ask', async (ask_, signal) => {
-        const answer = await ask({ kind: 'approval', ask: ask_ }, { kind: 'approval', answer: 'deny' }, signal);
+        const answer = await ask(
+          { kind: 'approval', ask: ask_ },
+          { kind: 'approval', answer: 'deny' },
+          signal,
+        );
         return { answer: answer.kind === 'approval' ? answer.answer : 'deny' };
       });
       client.onRequest('elicitation/ask', async ({ server, elicitation }, signal) => {
@@ -147,10 +173,18 @@ export const createController = (options: ControllerOptions) => {
         return answer.kind === 'elicitation' ? answer.answer : { action: 'cancel' };
       });
       client.onRequest('sampling/ask', async ({ server, summary, maxTokens }, signal) => {
-        const answer = await ask({ kind: 'sampling', server, summary, maxTokens }, { kind: 'sampling', approve: false }, signal);
+        const answer = await ask(
+          { kind: 'sampling', server, summary, maxTokens },
+          { kind: 'sampling', approve: false },
+          signal,
+        );
         return { approve: answer.kind === 'sampling' && answer.approve };
       });
-      dispatch({ type: 'notice', level: 'info', text: `niffler ${VERSION} · ${root} · /help for commands` });
+      dispatch({
+        type: 'notice',
+        level: 'info',
+        text: `niffler ${VERSION} · ${root} · /help for commands`,
+      });
       const opening = open(options.session ?? {}).catch((error: unknown) => {
         notice('error', `could not open a session: ${errorText(error)}`);
       });
@@ -159,7 +193,11 @@ export const createController = (options: ControllerOptions) => {
         dispatch({ type: 'servers', servers: status.servers });
         if (status.configError) notice('error', status.configError);
         await opening;
-        await offerTrust({ client, root, env, servers: status.servers, ask, notice });
+        // The trust dialog needs the config loader (zod, yaml): loaded only when there is something to trust.
+        if (status.servers.some((s) => s.state === 'untrusted'))
+          await (
+            await import('./trust.ts')
+          ).offerTrust({ client, root, env, servers: status.servers, ask, notice });
       } catch (error) {
         notice('error', `could not read MCP status: ${errorText(error)}`);
       }

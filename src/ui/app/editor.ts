@@ -19,7 +19,9 @@ export const backspace = (s: EditorState): EditorState =>
     : { text: s.text.slice(0, s.cursor - 1) + s.text.slice(s.cursor), cursor: s.cursor - 1 };
 
 export const deleteForward = (s: EditorState): EditorState =>
-  s.cursor >= s.text.length ? s : { text: s.text.slice(0, s.cursor) + s.text.slice(s.cursor + 1), cursor: s.cursor };
+  s.cursor >= s.text.length
+    ? s
+    : { text: s.text.slice(0, s.cursor) + s.text.slice(s.cursor + 1), cursor: s.cursor };
 
 export const moveBy = (s: EditorState, delta: number): EditorState => ({
   ...s,
@@ -76,5 +78,8 @@ export const currentToken = (s: EditorState): { start: number; token: string } =
 /** Replaces the current token with `replacement`. */
 export const replaceToken = (s: EditorState, replacement: string): EditorState => {
   const { start } = currentToken(s);
-  return { text: s.text.slice(0, start) + replacement + s.text.slice(s.cursor), cursor: start + replacement.length };
+  return {
+    text: s.text.slice(0, start) + replacement + s.text.slice(s.cursor),
+    cursor: start + replacement.length,
+  };
 };

@@ -25,7 +25,9 @@ const enumOf = (prop: Schema): string[] | undefined => {
 };
 
 const scalar = (value: unknown): string =>
-  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
+  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+    ? String(value)
+    : '';
 
 const fieldOf = (name: string, prop: Schema, required: boolean): FormField => {
   const base = {
@@ -42,11 +44,21 @@ const fieldOf = (name: string, prop: Schema, required: boolean): FormField => {
     return { ...base, type: 'list', options: enumOf(items) ?? [], value: values.join(', ') };
   }
   if (options)
-    return { ...base, type: 'enum', options, value: fallback !== undefined ? scalar(fallback) : (options[0] ?? '') };
+    return {
+      ...base,
+      type: 'enum',
+      options,
+      value: fallback !== undefined ? scalar(fallback) : (options[0] ?? ''),
+    };
   const type: FieldType =
-    prop['type'] === 'boolean' ? 'boolean' : prop['type'] === 'number' ? 'number' : prop['type'] === 'integer' ? 'integer' : 'string';
-  const value =
-    fallback !== undefined ? scalar(fallback) : type === 'boolean' ? 'false' : '';
+    prop['type'] === 'boolean'
+      ? 'boolean'
+      : prop['type'] === 'number'
+        ? 'number'
+        : prop['type'] === 'integer'
+          ? 'integer'
+          : 'string';
+  const value = fallback !== undefined ? scalar(fallback) : type === 'boolean' ? 'false' : '';
   return { ...base, type, options: [], value };
 };
 
@@ -76,12 +88,18 @@ export const buildAnswer = (
       case 'integer': {
         const n = Number(text);
         if (!Number.isFinite(n) || (field.type === 'integer' && !Number.isInteger(n)))
-          return { ok: false, error: `${field.label}: expected ${field.type === 'integer' ? 'an integer' : 'a number'}, got "${text}"` };
+          return {
+            ok: false,
+            error: `${field.label}: expected ${field.type === 'integer' ? 'an integer' : 'a number'}, got "${text}"`,
+          };
         content[field.name] = n;
         break;
       }
       case 'list':
-        content[field.name] = text.split(',').map((t) => t.trim()).filter(Boolean);
+        content[field.name] = text
+          .split(',')
+          .map((t) => t.trim())
+          .filter(Boolean);
         break;
       case 'enum':
       case 'string':

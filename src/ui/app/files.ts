@@ -11,7 +11,11 @@ const inside = (root: string, file: string): boolean => {
 /** Files and directories under `root` that complete an `@path` token (directories end in `/`). */
 export const completePath = (root: string, token: string, limit = 8): string[] => {
   const typed = token.replace(/^@/, '');
-  const dir = typed.endsWith('/') ? typed : path.dirname(typed) === '.' ? '' : `${path.dirname(typed)}/`;
+  const dir = typed.endsWith('/')
+    ? typed
+    : path.dirname(typed) === '.'
+      ? ''
+      : `${path.dirname(typed)}/`;
   const prefix = typed.slice(dir.length);
   const absolute = path.resolve(root, dir || '.');
   if (!inside(root, absolute)) return [];
@@ -25,7 +29,12 @@ export const completePath = (root: string, token: string, limit = 8): string[] =
     return [];
   }
   return names
-    .filter((d) => d.name.startsWith(prefix) && d.name !== '.git' && (prefix.startsWith('.') || !d.name.startsWith('.')))
+    .filter(
+      (d) =>
+        d.name.startsWith(prefix) &&
+        d.name !== '.git' &&
+        (prefix.startsWith('.') || !d.name.startsWith('.')),
+    )
     .sort((a, b) => Number(b.isDir) - Number(a.isDir) || a.name.localeCompare(b.name))
     .slice(0, limit)
     .map((d) => `@${dir}${d.name}${d.isDir ? '/' : ''}`);
@@ -35,7 +44,10 @@ export const completePath = (root: string, token: string, limit = 8): string[] =
  * Finds `@path` tokens naming files inside `root` and appends their contents to the prompt.
  * Returns the text for the model and the attached paths (unknown `@words` stay as they are).
  */
-export const attachFiles = (root: string, text: string): { prompt: string; attachments: string[]; problems: string[] } => {
+export const attachFiles = (
+  root: string,
+  text: string,
+): { prompt: string; attachments: string[]; problems: string[] } => {
   const attachments: string[] = [];
   const problems: string[] = [];
   const blocks: string[] = [];
@@ -52,7 +64,9 @@ export const attachFiles = (root: string, text: string): { prompt: string; attac
       const stat = statSync(real);
       if (!stat.isFile()) continue;
       if (stat.size > MAX_ATTACH_BYTES) {
-        problems.push(`@${relative} is ${Math.round(stat.size / 1024)} KiB; attach files up to 256 KiB (the model can still read it with read_file)`);
+        problems.push(
+          `@${relative} is ${Math.round(stat.size / 1024)} KiB; attach files up to 256 KiB (the model can still read it with read_file)`,
+        );
         continue;
       }
       blocks.push(`<file path="${relative}">\n${readFileSync(real, 'utf8')}\n</file>`);
@@ -61,5 +75,9 @@ export const attachFiles = (root: string, text: string): { prompt: string; attac
       // Not a file: an ordinary word that starts with @.
     }
   }
-  return { prompt: blocks.length ? `${text}\n\n${blocks.join('\n\n')}` : text, attachments, problems };
+  return {
+    prompt: blocks.length ? `${text}\n\n${blocks.join('\n\n')}` : text,
+    attachments,
+    problems,
+  };
 };

@@ -37,7 +37,8 @@ export const appendHistory = (file: string, items: string[], entry: string): str
   const next = [...items, entry].slice(-LIMIT);
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    if (items.length >= LIMIT) writeFileSync(file, next.map((i) => JSON.stringify(i)).join('\n') + '\n', { mode: 0o600 });
+    if (items.length >= LIMIT)
+      writeFileSync(file, next.map((i) => JSON.stringify(i)).join('\n') + '\n', { mode: 0o600 });
     else appendFileSync(file, JSON.stringify(entry) + '\n', { mode: 0o600 });
   } catch {
     // History is a convenience: a read-only home must not break the session.

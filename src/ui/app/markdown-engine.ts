@@ -20,7 +20,10 @@ const instance = (width: number): Marked => {
  * Markdown → terminal text (headings, lists, tables, highlighted code) by marked-terminal.
  * Partial input (a stream mid-way) renders too; without `color` every escape code is removed.
  */
-export const renderMarkdown = (text: string, options: { width: number; color: boolean }): string => {
+export const renderMarkdown = (
+  text: string,
+  options: { width: number; color: boolean },
+): string => {
   if (!text.trim()) return '';
   let out: string;
   try {

@@ -1,4 +1,5 @@
 import { render } from 'ink';
+import { preloadMarkdown } from './markdown.ts';
 import { App } from './app.tsx';
 import { useDaemon, type DaemonOptions } from './hooks/use-daemon.ts';
 import { UiProvider } from './state/context.tsx';
@@ -21,13 +22,18 @@ export const runApp = async (options: Omit<DaemonOptions, 'exit'>): Promise<stri
   let exit: () => void = () => {};
   let sessionId = '';
   const instance = render(
-    <Root options={{ ...options, exit: () => exit(), onSession: (id) => (sessionId = id) }} color={color} />,
+    <Root
+      options={{ ...options, exit: () => exit(), onSession: (id) => (sessionId = id) }}
+      color={color}
+    />,
     {
-    exitOnCtrlC: false,
+      exitOnCtrlC: false,
       patchConsole: false,
     },
   );
   exit = () => instance.unmount();
+  // After the first frame: the markdown renderer is the heaviest module of the UI.
+  setImmediate(() => void preloadMarkdown());
   await instance.waitUntilExit();
   return sessionId;
 };

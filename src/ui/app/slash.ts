@@ -1,5 +1,4 @@
-import { loadConfig } from '../../main/config/load.ts';
-import type { EngineClient } from '../../main/daemon/client.ts';
+import type { EngineApi as EngineClient } from './deferred-client.ts';
 import type { Env } from '../../main/paths.ts';
 import type { SessionOpened } from '../../main/protocol.ts';
 import { formatDuration, formatMs, truncate } from '../render/format.ts';
@@ -42,12 +41,20 @@ const mcp = async (ctx: SlashContext, args: string[]) => {
       s.lastError ? truncate(s.lastError.message, 50) : '',
     ]);
     const table = rows.length
-      ? formatTable(['NAME', 'STATE', 'TOOLS', 'PID', 'UPTIME', 'CALLS', 'ERRORS', 'P50', 'LAST ERROR'], rows)
+      ? formatTable(
+          ['NAME', 'STATE', 'TOOLS', 'PID', 'UPTIME', 'CALLS', 'ERRORS', 'P50', 'LAST ERROR'],
+          rows,
+        )
       : 'no MCP servers configured (add one with niffler mcp add NAME -- COMMAND)';
     const extra = [status.configError, ...status.warnings].filter(Boolean).join('\n');
-    return ctx.dispatch({ type: 'output', title: 'MCP servers', text: extra ? `${table}\n${extra}` : table });
+    return ctx.dispatch({
+      type: 'output',
+      title: 'MCP servers',
+      text: extra ? `${table}\n${extra}` : table,
+    });
   }
-  if (verb !== 'start' && verb !== 'stop' && verb !== 'restart') return usage('/mcp [start|stop|restart NAME]');
+  if (verb !== 'start' && verb !== 'stop' && verb !== 'restart')
+    return usage('/mcp [start|stop|restart NAME]');
   if (!name) return usage(`/mcp ${verb} NAME`);
   const status = await ctx.client.request(`mcp/${verb}`, { name });
   ctx.dispatch({ type: 'server-status', status });
@@ -65,7 +72,11 @@ const tools = async (ctx: SlashContext, args: string[], disabled: Set<string>) =
     });
     disabled.clear();
     for (const item of result.disabled) disabled.add(item);
-    return ctx.dispatch({ type: 'notice', level: 'info', text: `${name} ${verb} for this session` });
+    return ctx.dispatch({
+      type: 'notice',
+      level: 'info',
+      text: `${name} ${verb} for this session`,
+    });
   }
   if (verb) return usage('/tools [on|off NAME]');
   const list = await ctx.client.request('mcp/tools', {});
@@ -74,7 +85,10 @@ const tools = async (ctx: SlashContext, args: string[], disabled: Set<string>) =
     lines.push(`${server}${disabled.has(server) ? ' (off)' : ''}`);
     for (const tool of list.filter((t) => t.server === server)) {
       const off = disabled.has(server) || disabled.has(tool.name);
-      const notes = [tool.annotations?.readOnlyHint ? 'read-only' : '', tool.annotations?.destructiveHint ? 'destructive' : '']
+      const notes = [
+        tool.annotations?.readOnlyHint ? 'read-only' : '',
+        tool.annotations?.destructiveHint ? 'destructive' : '',
+      ]
         .filter(Boolean)
         .join(', ');
       const head = `  ${off ? '✗' : '✓'} ${tool.name}${notes ? ` [${notes}]` : ''}`;
@@ -82,11 +96,20 @@ const tools = async (ctx: SlashContext, args: string[], disabled: Set<string>) =
       lines.push(`${head}  ${truncate(description, Math.max(10, 92 - head.length))}`);
     }
   }
-  lines.push('', 'Switch one off for this session: /tools off NAME (a server or a tool); built-in tools too.');
-  ctx.dispatch({ type: 'output', title: 'Tools', text: list.length ? lines.join('\n') : 'no MCP tools (built-in tools are always there)' });
+  lines.push(
+    '',
+    'Switch one off for this session: /tools off NAME (a server or a tool); built-in tools too.',
+  );
+  ctx.dispatch({
+    type: 'output',
+    title: 'Tools',
+    text: list.length ? lines.join('\n') : 'no MCP tools (built-in tools are always there)',
+  });
 };
 
-const model = (ctx: SlashContext, args: string[]) => {
+const model = async (ctx: SlashContext, args: string[]) => {
+  // The config loader (zod, yaml) is loaded only when a command needs it.
+  const { loadConfig } = await import('../../main/config/load.ts');
   const loaded = loadConfig({ root: ctx.root, env: ctx.env });
   const models = loaded.ok ? Object.keys(loaded.value.config.models) : [];
   const [name] = args;
@@ -98,7 +121,9 @@ const model = (ctx: SlashContext, args: string[]) => {
     return ctx.dispatch({ type: 'output', title: 'Models', text });
   }
   if (models.length && !models.includes(name))
-    throw new Error(`no model named "${name}" (configured: ${models.join(', ')}); add it under models: in the config`);
+    throw new Error(
+      `no model named "${name}" (configured: ${models.join(', ')}); add it under models: in the config`,
+    );
   ctx.setModel(name);
   ctx.dispatch({ type: 'model', model: name });
   ctx.dispatch({ type: 'notice', level: 'info', text: `model: ${name} from the next message on` });
@@ -106,11 +131,20 @@ const model = (ctx: SlashContext, args: string[]) => {
 
 const sessions = async (ctx: SlashContext) => {
   const list = await ctx.client.request('session/list', {});
-  const rows = list.slice(0, 20).map((s) => [s.id, s.updatedAt.slice(0, 16).replace('T', ' '), String(s.messages), truncate(s.title, 50)]);
+  const rows = list
+    .slice(0, 20)
+    .map((s) => [
+      s.id,
+      s.updatedAt.slice(0, 16).replace('T', ' '),
+      String(s.messages),
+      truncate(s.title, 50),
+    ]);
   ctx.dispatch({
     type: 'output',
     title: 'Sessions',
-    text: rows.length ? `${formatTable(['ID', 'UPDATED', 'MESSAGES', 'TITLE'], rows)}\n\n/resume ID continues one` : 'no sessions yet',
+    text: rows.length
+      ? `${formatTable(['ID', 'UPDATED', 'MESSAGES', 'TITLE'], rows)}\n\n/resume ID continues one`
+      : 'no sessions yet',
   });
 };
 
@@ -136,7 +170,8 @@ const disabledBySession = new WeakMap<SlashContext['client'], Set<string>>();
 /** Runs one slash command; throws with a message for the transcript when it fails. */
 export const runSlash = async (name: string, args: string[], ctx: SlashContext): Promise<void> => {
   const busy = () => {
-    if (ctx.isBusy()) throw new Error(`/${name} waits until the running turn ends (Esc cancels it)`);
+    if (ctx.isBusy())
+      throw new Error(`/${name} waits until the running turn ends (Esc cancels it)`);
   };
   let disabled = disabledBySession.get(ctx.client);
   if (!disabled) disabledBySession.set(ctx.client, (disabled = new Set()));
@@ -171,7 +206,11 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
         `tokens    ${formatTokens(totals.inputTokens)} in, ${formatTokens(totals.outputTokens)} out`,
         `cost      ${totals.costUsd > 0 ? formatCost(totals.costUsd) : 'unknown (set prices for the model in the config)'}`,
       ].join('\n');
-      return ctx.dispatch({ type: 'output', title: 'Cost (this session, since niffler started)', text });
+      return ctx.dispatch({
+        type: 'output',
+        title: 'Cost (this session, since niffler started)',
+        text,
+      });
     }
     case 'config':
       return config(ctx);

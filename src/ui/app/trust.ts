@@ -1,7 +1,7 @@
 import { loadConfig } from '../../main/config/load.ts';
 import { redact } from '../../main/config/redact.ts';
 import { trustWorkspace } from '../../main/config/trust.ts';
-import type { EngineClient } from '../../main/daemon/client.ts';
+import type { EngineApi as EngineClient } from './deferred-client.ts';
 import { nifflerPaths, type Env } from '../../main/paths.ts';
 import type { McpServerStatus } from '../../main/protocol.ts';
 import type { Dialog, DialogAnswer } from './state/types.ts';
@@ -19,7 +19,10 @@ interface TrustDeps {
   root: string;
   env: Env;
   servers: McpServerStatus[];
-  ask: (dialog: Extract<Dialog, { kind: 'trust' }> extends infer D ? Omit<D, 'id'> : never, fallback: DialogAnswer) => Promise<DialogAnswer>;
+  ask: (
+    dialog: Extract<Dialog, { kind: 'trust' }> extends infer D ? Omit<D, 'id'> : never,
+    fallback: DialogAnswer,
+  ) => Promise<DialogAnswer>;
   notice: (level: 'info' | 'warn' | 'error', text: string) => void;
 }
 
@@ -27,7 +30,14 @@ interface TrustDeps {
  * First use of a repository whose config has untrusted servers: shows what they would run and,
  * if the user agrees, trusts the workspace (as `niffler trust` does) and has the engine reload.
  */
-export const offerTrust = async ({ client, root, env, servers, ask, notice }: TrustDeps): Promise<void> => {
+export const offerTrust = async ({
+  client,
+  root,
+  env,
+  servers,
+  ask,
+  notice,
+}: TrustDeps): Promise<void> => {
   if (!servers.some((s) => s.state === 'untrusted')) return;
   const result = loadConfig({ root, env });
   if (!result.ok) return;
@@ -38,7 +48,10 @@ export const offerTrust = async ({ client, root, env, servers, ask, notice }: Tr
   if (pending.length === 0) return;
   const answer = await ask({ kind: 'trust', servers: pending }, { kind: 'trust', trust: false });
   if (answer.kind !== 'trust' || !answer.trust) {
-    notice('info', 'repository not trusted: its servers stay off (run niffler trust to change that)');
+    notice(
+      'info',
+      'repository not trusted: its servers stay off (run niffler trust to change that)',
+    );
     return;
   }
   trustWorkspace(nifflerPaths(loaded.root, env).trustFile, loaded.root, loaded.gated);

@@ -1,5 +1,5 @@
 import type { GlobalOptions } from '../context.ts';
-import { withEngine } from '../engine.ts';
+import { openEngine } from '../engine.ts';
 import { findWorkspace } from '../../main/paths.ts';
 import { info } from '../render/output.ts';
 
@@ -9,18 +9,26 @@ export interface InteractiveOptions extends GlobalOptions {
 }
 
 /**
- * `niffler` on a terminal: the interactive session (Ink). Ink and React load only here, while the
- * daemon connection is being made, and the first frame draws before MCP servers are ready.
+ * `niffler` on a terminal: the interactive session (Ink). Ink and React load only here; the first
+ * frame draws while the daemon connection is still being made, and before MCP servers are ready.
  */
 export const interactive = async (options: InteractiveOptions): Promise<void> => {
   // chalk (under Ink and marked-terminal) reads FORCE_COLOR when it loads; it ignores NO_COLOR.
   if (process.env['NO_COLOR']) process.env['FORCE_COLOR'] = '0';
   const app = import('../app/run.tsx');
-  app.catch(() => {}); // awaited below; a load failure is reported there
+  const engine = openEngine(options);
+  // Both are awaited below; a failure is reported there, not as an unhandled rejection.
+  app.catch(() => {});
+  engine.catch(() => {});
+  const [{ runApp }, { deferClient }] = await Promise.all([
+    app,
+    import('../app/deferred-client.ts'),
+  ]);
   const { root } = findWorkspace(options.cwd ?? process.cwd());
-  const sessionId = await withEngine(options, async (client) =>
-    (await app).runApp({
-      client,
+  let sessionId: string;
+  try {
+    sessionId = await runApp({
+      client: deferClient(engine.then((e) => e.client)),
       root,
       session: {
         ...(options.resume ? { resume: options.resume } : {}),
@@ -28,7 +36,9 @@ export const interactive = async (options: InteractiveOptions): Promise<void> =>
       },
       ...(options.model ? { model: options.model } : {}),
       ...(options.yes ? { yes: true } : {}),
-    }),
-  );
+    });
+  } finally {
+    await (await engine.catch(() => null))?.close();
+  }
   if (sessionId) info(`session ${sessionId} · resume it with niffler -r ${sessionId}`);
 };

@@ -1,5 +1,6 @@
 import { render } from 'ink-testing-library';
-import { describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { preloadMarkdown } from '../../../src/ui/app/markdown.ts';
 import type { ApprovalAnswer, ApprovalAsk } from '../../../src/main/protocol.ts';
 import { ApprovalDialog } from '../../../src/ui/app/components/ApprovalDialog.tsx';
 import { Composer } from '../../../src/ui/app/components/Composer.tsx';
@@ -9,22 +10,37 @@ import { StatusBar } from '../../../src/ui/app/components/StatusBar.tsx';
 import { ToolCallView } from '../../../src/ui/app/components/ToolCallView.tsx';
 import { card, server } from './fixtures.ts';
 
+// The renderer loads in the background in the app; here it must be there for exact frames.
+beforeAll(() => preloadMarkdown());
+
 const totals = { inputTokens: 1234, outputTokens: 56, costUsd: 0.0042, turns: 1 };
 
 describe('AssistantMessage', () => {
   it('renders a streamed message as it grows, as markdown', () => {
     const view = render(<AssistantMessage text="Hello, " reasoning="" width={60} color={false} />);
     expect(view.lastFrame()).toBe('● Hello,');
-    view.rerender(<AssistantMessage text="Hello, **world**" reasoning="" width={60} color={false} />);
+    view.rerender(
+      <AssistantMessage text="Hello, **world**" reasoning="" width={60} color={false} />,
+    );
     expect(view.lastFrame()).toBe('● Hello, world');
     view.rerender(
-      <AssistantMessage text={'Hello, **world**\n\n- one\n- two\n\n```js\nconst a = 1;\n```'} reasoning="" width={60} color={false} />,
+      <AssistantMessage
+        text={'Hello, **world**\n\n- one\n- two\n\n```js\nconst a = 1;\n```'}
+        reasoning=""
+        width={60}
+        color={false}
+      />,
     );
     expect(view.lastFrame()).toBe('● Hello, world\n\n    * one\n    * two\n\n    const a = 1;');
   });
 
   it('collapses reasoning to one dimmed line, and shows it all when expanded', () => {
-    const props = { text: 'Answer', reasoning: 'first I look, then I answer', width: 60, color: false };
+    const props = {
+      text: 'Answer',
+      reasoning: 'first I look, then I answer',
+      width: 60,
+      color: false,
+    };
     expect(render(<AssistantMessage {...props} />).lastFrame()).toBe(
       '✻ Thinking (6 words; ctrl-o to expand)\n● Answer',
     );
@@ -57,7 +73,14 @@ describe('ToolCallView', () => {
     ],
     [
       'built-in, no server',
-      card({ name: 'read_file', server: undefined, args: { path: 'a.ts' }, status: 'done', ms: 3, summary: 'line 1 (+2 lines)' }),
+      card({
+        name: 'read_file',
+        server: undefined,
+        args: { path: 'a.ts' },
+        status: 'done',
+        ms: 3,
+        summary: 'line 1 (+2 lines)',
+      }),
       0,
       '✓ read_file path: "a.ts" · 3ms\n  ⎿ line 1 (+2 lines)',
     ],
@@ -130,18 +153,34 @@ describe('ApprovalDialog', () => {
 describe('StatusBar', () => {
   it('shows workspace, model, servers ready/total, tokens and cost', () => {
     const frame = render(
-      <StatusBar workspace="/home/me/repo" model="fake" servers={[server('a', 'ready'), server('b', 'ready')]} totals={totals} />,
+      <StatusBar
+        workspace="/home/me/repo"
+        model="fake"
+        servers={[server('a', 'ready'), server('b', 'ready')]}
+        totals={totals}
+      />,
     ).lastFrame();
-    expect(frame).toBe(`${'repo · fake · MCP 2/2 · 1.2k in / 56 out · $0.0042'.padEnd(95)}/help`);
+    expect(frame).toBe(`${'repo | fake | MCP 2/2 | 1.2k in / 56 out | $0.0042'.padEnd(95)}/help`);
   });
 
   it('names failed servers and counts untrusted ones; disabled ones are not counted', () => {
-    const servers = [server('a', 'ready'), server('b', 'failed'), server('c', 'untrusted'), server('d', 'disabled')];
+    const servers = [
+      server('a', 'ready'),
+      server('b', 'failed'),
+      server('c', 'untrusted'),
+      server('d', 'disabled'),
+    ];
     const frame = render(
-      <StatusBar workspace="/r/w" model="m" servers={servers} totals={{ ...totals, costUsd: 0 }} hint="press ctrl-c again to exit" />,
+      <StatusBar
+        workspace="/r/w"
+        model="m"
+        servers={servers}
+        totals={{ ...totals, costUsd: 0 }}
+        hint="press ctrl-c again to exit"
+      />,
     ).lastFrame();
     expect(frame).toBe(
-      `${'w · m · MCP 1/3 (b failed) (1 untrusted) · 1.2k in / 56 out'.padEnd(74)}press ctrl-c again to exit`,
+      `${'w | m | MCP 1/3 (b failed) (1 untrusted) | 1.2k in / 56 out'.padEnd(74)}press ctrl-c again to exit`,
     );
   });
 });
@@ -149,11 +188,50 @@ describe('StatusBar', () => {
 describe('EntryView', () => {
   const view = { width: 80, color: false, expanded: false, now: 0 };
   it.each([
-    ['an error', { kind: 'notice' as const, id: 'e1', level: 'error' as const, text: 'llm-http: 500 from the model' }, '✗ llm-http: 500 from the model'],
-    ['a warning', { kind: 'notice' as const, id: 'e1', level: 'warn' as const, text: 'cancelled' }, '! cancelled'],
-    ['a user message with a file', { kind: 'user' as const, id: 'e1', text: 'look at @a.ts', attachments: ['a.ts'] }, '\n› look at @a.ts\n  + a.ts'],
-    ['a shell command', { kind: 'shell' as const, id: 'e1', command: 'echo hi', output: 'hi\n', exitCode: 0, running: false }, '\n! echo hi\nhi'],
-    ['a failed shell command', { kind: 'shell' as const, id: 'e1', command: 'false', output: '', exitCode: 1, running: false }, '\n! false (exit 1)'],
+    [
+      'an error',
+      {
+        kind: 'notice' as const,
+        id: 'e1',
+        level: 'error' as const,
+        text: 'llm-http: 500 from the model',
+      },
+      '✗ llm-http: 500 from the model',
+    ],
+    [
+      'a warning',
+      { kind: 'notice' as const, id: 'e1', level: 'warn' as const, text: 'cancelled' },
+      '! cancelled',
+    ],
+    [
+      'a user message with a file',
+      { kind: 'user' as const, id: 'e1', text: 'look at @a.ts', attachments: ['a.ts'] },
+      '\n> look at @a.ts\n  + a.ts',
+    ],
+    [
+      'a shell command',
+      {
+        kind: 'shell' as const,
+        id: 'e1',
+        command: 'echo hi',
+        output: 'hi\n',
+        exitCode: 0,
+        running: false,
+      },
+      '\n! echo hi\nhi',
+    ],
+    [
+      'a failed shell command',
+      {
+        kind: 'shell' as const,
+        id: 'e1',
+        command: 'false',
+        output: '',
+        exitCode: 1,
+        running: false,
+      },
+      '\n! false (exit 1)',
+    ],
   ])('%s', (_name, entry, frame) => {
     expect(render(<EntryView entry={entry} {...view} />).lastFrame()).toBe(frame);
   });
@@ -164,14 +242,18 @@ describe('Composer', () => {
     const line = (text: string) => `│ ${text.padEnd(96)} │`;
     const top = `╭${'─'.repeat(98)}╮`;
     const bottom = `╰${'─'.repeat(98)}╯`;
-    expect(render(<Composer editor={{ text: '', cursor: 0 }} suggestions={[]} placeholder="message" />).lastFrame()).toBe(
-      [top, line('›  message'), bottom].join('\n'),
-    );
-    expect(render(<Composer editor={{ text: 'one\ntwo', cursor: 7 }} suggestions={[]} />).lastFrame()).toBe(
-      [top, line('› one'), line('  two'), bottom].join('\n'),
-    );
-    expect(render(<Composer editor={{ text: '/m', cursor: 2 }} suggestions={['/mcp', '/model']} />).lastFrame()).toBe(
-      [top, line('› /m'), bottom, '  /mcp  /model'].join('\n'),
-    );
+    expect(
+      render(
+        <Composer editor={{ text: '', cursor: 0 }} suggestions={[]} placeholder="message" />,
+      ).lastFrame(),
+    ).toBe([top, line('>  message'), bottom].join('\n'));
+    expect(
+      render(<Composer editor={{ text: 'one\ntwo', cursor: 7 }} suggestions={[]} />).lastFrame(),
+    ).toBe([top, line('> one'), line('  two'), bottom].join('\n'));
+    expect(
+      render(
+        <Composer editor={{ text: '/m', cursor: 2 }} suggestions={['/mcp', '/model']} />,
+      ).lastFrame(),
+    ).toBe([top, line('> /m'), bottom, '  /mcp  /model'].join('\n'));
   });
 });

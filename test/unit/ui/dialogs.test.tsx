@@ -5,7 +5,8 @@ import { SamplingDialog } from '../../../src/ui/app/components/SamplingDialog.ts
 import { TrustDialog } from '../../../src/ui/app/components/TrustDialog.tsx';
 
 const row = (text: string) => `│ ${text.padEnd(96)} │`;
-const box = (lines: string[]) => [`╭${'─'.repeat(98)}╮`, ...lines.map(row), `╰${'─'.repeat(98)}╯`].join('\n');
+const box = (lines: string[]) =>
+  [`╭${'─'.repeat(98)}╮`, ...lines.map(row), `╰${'─'.repeat(98)}╯`].join('\n');
 
 const elicitation = {
   message: 'Who are you?',
@@ -22,7 +23,9 @@ const elicitation = {
 
 describe('ElicitationForm', () => {
   it('builds the form from the schema with defaults filled', () => {
-    const frame = render(<ElicitationForm server="everything" elicitation={elicitation} onAnswer={() => {}} />).lastFrame();
+    const frame = render(
+      <ElicitationForm server="everything" elicitation={elicitation} onAnswer={() => {}} />,
+    ).lastFrame();
     expect(frame).toBe(
       box([
         'everything asks: Who are you?',
@@ -37,7 +40,9 @@ describe('ElicitationForm', () => {
 
   it('edits, refuses a missing required value, then sends the content', async () => {
     const onAnswer = vi.fn();
-    const view = render(<ElicitationForm server="everything" elicitation={elicitation} onAnswer={onAnswer} />);
+    const view = render(
+      <ElicitationForm server="everything" elicitation={elicitation} onAnswer={onAnswer} />,
+    );
     view.stdin.write('\r'); // Name keeps its default → Age
     await vi.waitFor(() => expect(view.lastFrame()).toContain('› Age*:'));
     view.stdin.write('\t'); // → color, Age still empty
@@ -54,7 +59,10 @@ describe('ElicitationForm', () => {
     await vi.waitFor(() => expect(view.lastFrame()).toContain('› color'));
     view.stdin.write('\r');
     await vi.waitFor(() =>
-      expect(onAnswer).toHaveBeenCalledWith({ action: 'accept', content: { name: 'Ada', age: 42, color: 'green' } }),
+      expect(onAnswer).toHaveBeenCalledWith({
+        action: 'accept',
+        content: { name: 'Ada', age: 42, color: 'green' },
+      }),
     );
   });
 });
@@ -62,9 +70,22 @@ describe('ElicitationForm', () => {
 describe('SamplingDialog and TrustDialog', () => {
   it('asks to approve a sampling request', async () => {
     const onAnswer = vi.fn();
-    const view = render(<SamplingDialog server="everything" summary="user: say hi" maxTokens={100} onAnswer={onAnswer} />);
+    const view = render(
+      <SamplingDialog
+        server="everything"
+        summary="user: say hi"
+        maxTokens={100}
+        onAnswer={onAnswer}
+      />,
+    );
     expect(view.lastFrame()).toBe(
-      box(['everything asks to use the model (up to 100 tokens)', 'user: say hi', '', '› 1. Allow (y)', '  2. Decline (n)']),
+      box([
+        'everything asks to use the model (up to 100 tokens)',
+        'user: say hi',
+        '',
+        '› 1. Allow (y)',
+        '  2. Decline (n)',
+      ]),
     );
     view.stdin.write('n');
     await vi.waitFor(() => expect(onAnswer).toHaveBeenCalledWith(false));
@@ -72,7 +93,9 @@ describe('SamplingDialog and TrustDialog', () => {
 
   it('shows what an untrusted repository would run', async () => {
     const onAnswer = vi.fn();
-    const view = render(<TrustDialog servers={[{ name: 'memory', command: 'node server.js' }]} onAnswer={onAnswer} />);
+    const view = render(
+      <TrustDialog servers={[{ name: 'memory', command: 'node server.js' }]} onAnswer={onAnswer} />,
+    );
     expect(view.lastFrame()).toBe(
       box([
         "This repository's config starts MCP servers. Trust it?",

@@ -2,7 +2,11 @@ import type { McpServerStatus } from '../../../src/main/protocol.ts';
 import type { ToolCard } from '../../../src/ui/app/state/types.ts';
 
 /** A server status with every metric zeroed; override what a test cares about. */
-export const server = (name: string, state: McpServerStatus['state'], extra: Partial<McpServerStatus> = {}): McpServerStatus => ({
+export const server = (
+  name: string,
+  state: McpServerStatus['state'],
+  extra: Partial<McpServerStatus> = {},
+): McpServerStatus => ({
   name,
   displayName: name,
   transport: 'stdio',

@@ -54,7 +54,18 @@ describe('slash commands', () => {
   it('completes names and lists every command in /help', () => {
     expect(completeSlash('/m')).toEqual(['/mcp', '/model']);
     expect(completeSlash('/x')).toEqual([]);
-    for (const name of ['help', 'mcp', 'tools', 'model', 'clear', 'sessions', 'resume', 'cost', 'config', 'exit'])
+    for (const name of [
+      'help',
+      'mcp',
+      'tools',
+      'model',
+      'clear',
+      'sessions',
+      'resume',
+      'cost',
+      'config',
+      'exit',
+    ])
       expect(helpText()).toContain(`/${name}`);
   });
 
@@ -73,7 +84,8 @@ describe('files', () => {
     const root = tempDir();
     mkdirSync(path.join(root, 'src', 'app'), { recursive: true });
     mkdirSync(path.join(root, '.git'));
-    for (const file of ['src/a.ts', 'src/b.ts', '.env', 'setup.py']) writeFileSync(path.join(root, file), 'x');
+    for (const file of ['src/a.ts', 'src/b.ts', '.env', 'setup.py'])
+      writeFileSync(path.join(root, file), 'x');
     expect(completePath(root, '@s')).toEqual(['@src/', '@setup.py']);
     expect(completePath(root, '@src/')).toEqual(['@src/app/', '@src/a.ts', '@src/b.ts']);
     expect(completePath(root, '@.')).toEqual(['@.env']);
@@ -118,7 +130,9 @@ describe('elicitation forms', () => {
   };
 
   it('builds fields with defaults filled', () => {
-    expect(fieldsFromSchema(schema).map((f) => [f.name, f.label, f.type, f.required, f.value])).toEqual([
+    expect(
+      fieldsFromSchema(schema).map((f) => [f.name, f.label, f.type, f.required, f.value]),
+    ).toEqual([
       ['name', 'Name', 'string', true, 'Ada'],
       ['age', 'age', 'integer', true, ''],
       ['subscribe', 'subscribe', 'boolean', false, 'true'],
@@ -133,10 +147,18 @@ describe('elicitation forms', () => {
     [
       'good values',
       { age: '36', tags: 'a, b' },
-      { ok: true, answer: { action: 'accept', content: { name: 'Ada', age: 36, subscribe: true, color: 'red', tags: ['a', 'b'] } } },
+      {
+        ok: true,
+        answer: {
+          action: 'accept',
+          content: { name: 'Ada', age: 36, subscribe: true, color: 'red', tags: ['a', 'b'] },
+        },
+      },
     ],
   ])('answers: %s', (_name, values: Record<string, string>, expected) => {
-    const fields = fieldsFromSchema(schema).map((f) => (f.name in values ? { ...f, value: values[f.name]! } : f));
+    const fields = fieldsFromSchema(schema).map((f) =>
+      f.name in values ? { ...f, value: values[f.name]! } : f,
+    );
     expect(buildAnswer(fields)).toEqual(expected);
   });
 

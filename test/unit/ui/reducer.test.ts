@@ -15,7 +15,8 @@ const summary = (extra: Partial<TurnSummary> = {}): TurnSummary => ({
   ...extra,
 });
 const submit: Action = { type: 'submit', text: 'hi', attachments: [], now: 500 };
-const run = (actions: Action[], from: UiState = initialState('/w/repo', 'fake')) => actions.reduce(reducer, from);
+const run = (actions: Action[], from: UiState = initialState('/w/repo', 'fake')) =>
+  actions.reduce(reducer, from);
 const strip = (state: UiState) => ({
   committed: state.committed.map(({ id: _id, ...rest }) => rest),
   live: state.live.map(({ id: _id, ...rest }) => rest),
@@ -37,7 +38,12 @@ describe('reducer: daemon events → UI state', () => {
     [
       'reasoning, then text, share an entry',
       [submit, ev({ type: 'reasoning', text: 'think' }), ev({ type: 'text', text: 'ok' })],
-      { live: [{ kind: 'user', text: 'hi', attachments: [] }, { kind: 'assistant', text: 'ok', reasoning: 'think' }] },
+      {
+        live: [
+          { kind: 'user', text: 'hi', attachments: [] },
+          { kind: 'assistant', text: 'ok', reasoning: 'think' },
+        ],
+      },
     ],
     [
       'text after a tool call starts a new entry',
@@ -51,7 +57,14 @@ describe('reducer: daemon events → UI state', () => {
         live: [
           { kind: 'user', text: 'hi', attachments: [] },
           { kind: 'assistant', text: 'a', reasoning: '' },
-          { kind: 'tool', callId: 'c1', name: 'read_file', args: { path: 'x' }, status: 'running', startedAt: 1000 },
+          {
+            kind: 'tool',
+            callId: 'c1',
+            name: 'read_file',
+            args: { path: 'x' },
+            status: 'running',
+            startedAt: 1000,
+          },
           { kind: 'assistant', text: 'b', reasoning: '' },
         ],
       },
@@ -61,12 +74,29 @@ describe('reducer: daemon events → UI state', () => {
       [
         submit,
         ev({ type: 'tool-call', id: 'c1', name: 'echo', server: 'ev', args: {} }),
-        ev({ type: 'tool-result', id: 'c1', name: 'echo', result: { ok: true, output: 'one\ntwo' }, ms: 12.4 }),
+        ev({
+          type: 'tool-result',
+          id: 'c1',
+          name: 'echo',
+          result: { ok: true, output: 'one\ntwo' },
+          ms: 12.4,
+        }),
       ],
       {
         live: [
           { kind: 'user', text: 'hi', attachments: [] },
-          { kind: 'tool', callId: 'c1', name: 'echo', server: 'ev', args: {}, status: 'done', startedAt: 1000, ms: 12, summary: 'one (+1 lines)', detail: 'one\ntwo' },
+          {
+            kind: 'tool',
+            callId: 'c1',
+            name: 'echo',
+            server: 'ev',
+            args: {},
+            status: 'done',
+            startedAt: 1000,
+            ms: 12,
+            summary: 'one (+1 lines)',
+            detail: 'one\ntwo',
+          },
         ],
       },
     ],
@@ -75,12 +105,28 @@ describe('reducer: daemon events → UI state', () => {
       [
         submit,
         ev({ type: 'tool-call', id: 'c1', name: 'echo', args: {} }),
-        ev({ type: 'tool-result', id: 'c1', name: 'echo', result: { ok: false, error: { code: 'timeout', message: 'no answer in 30s' } }, ms: 30000 }),
+        ev({
+          type: 'tool-result',
+          id: 'c1',
+          name: 'echo',
+          result: { ok: false, error: { code: 'timeout', message: 'no answer in 30s' } },
+          ms: 30000,
+        }),
       ],
       {
         live: [
           { kind: 'user', text: 'hi', attachments: [] },
-          { kind: 'tool', callId: 'c1', name: 'echo', args: {}, status: 'error', startedAt: 1000, ms: 30000, summary: 'timeout: no answer in 30s', detail: 'no answer in 30s' },
+          {
+            kind: 'tool',
+            callId: 'c1',
+            name: 'echo',
+            args: {},
+            status: 'error',
+            startedAt: 1000,
+            ms: 30000,
+            summary: 'timeout: no answer in 30s',
+            detail: 'no answer in 30s',
+          },
         ],
       },
     ],
@@ -90,18 +136,39 @@ describe('reducer: daemon events → UI state', () => {
         submit,
         ev({ type: 'tool-call', id: 'c1', name: 'bash', args: {} }, 1000),
         ev({ type: 'tool-denied', id: 'c1', name: 'bash', reason: 'the user denied it' }, 1500),
-        ev({ type: 'tool-result', id: 'c1', name: 'bash', result: { ok: false, error: { code: 'denied', message: 'not run' } }, ms: 0 }),
+        ev({
+          type: 'tool-result',
+          id: 'c1',
+          name: 'bash',
+          result: { ok: false, error: { code: 'denied', message: 'not run' } },
+          ms: 0,
+        }),
       ],
       {
         live: [
           { kind: 'user', text: 'hi', attachments: [] },
-          { kind: 'tool', callId: 'c1', name: 'bash', args: {}, status: 'denied', startedAt: 1000, ms: 0, summary: 'the user denied it', detail: 'not run' },
+          {
+            kind: 'tool',
+            callId: 'c1',
+            name: 'bash',
+            args: {},
+            status: 'denied',
+            startedAt: 1000,
+            ms: 0,
+            summary: 'the user denied it',
+            detail: 'not run',
+          },
         ],
       },
     ],
     [
       'the finished turn moves into the transcript',
-      [submit, ev({ type: 'text', text: 'done' }), ev({ type: 'turn-end', summary: summary() }), { type: 'turn-finished', summary: summary() }],
+      [
+        submit,
+        ev({ type: 'text', text: 'done' }),
+        ev({ type: 'turn-end', summary: summary() }),
+        { type: 'turn-finished', summary: summary() },
+      ],
       {
         committed: [
           { kind: 'user', text: 'hi', attachments: [] },
@@ -121,7 +188,15 @@ describe('reducer: daemon events → UI state', () => {
       {
         committed: [
           { kind: 'user', text: 'hi', attachments: [] },
-          { kind: 'tool', callId: 'c1', name: 'slow', args: {}, status: 'error', startedAt: 1000, summary: 'cancelled' },
+          {
+            kind: 'tool',
+            callId: 'c1',
+            name: 'slow',
+            args: {},
+            status: 'error',
+            startedAt: 1000,
+            summary: 'cancelled',
+          },
           { kind: 'notice', level: 'warn', text: 'cancelled' },
         ],
       },
@@ -133,7 +208,12 @@ describe('reducer: daemon events → UI state', () => {
         ev({ type: 'notice', level: 'warn', text: 'llm-http: 500' }),
         ev({ type: 'turn-end', summary: summary({ outcome: 'error', error: 'llm-http: 500' }) }),
       ],
-      { live: [{ kind: 'user', text: 'hi', attachments: [] }, { kind: 'notice', level: 'error', text: 'llm-http: 500' }] },
+      {
+        live: [
+          { kind: 'user', text: 'hi', attachments: [] },
+          { kind: 'notice', level: 'error', text: 'llm-http: 500' },
+        ],
+      },
     ],
     [
       'a request that failed adds its error',
@@ -148,7 +228,12 @@ describe('reducer: daemon events → UI state', () => {
     [
       'retries show as warnings',
       [submit, ev({ type: 'retry', attempt: 2, delayMs: 1500, reason: '429 from the model' })],
-      { live: [{ kind: 'user', text: 'hi', attachments: [] }, { kind: 'notice', level: 'warn', text: '429 from the model; retry 2 in 1.5s' }] },
+      {
+        live: [
+          { kind: 'user', text: 'hi', attachments: [] },
+          { kind: 'notice', level: 'warn', text: '429 from the model; retry 2 in 1.5s' },
+        ],
+      },
     ],
     [
       'command output while idle goes straight to the transcript',
@@ -158,12 +243,21 @@ describe('reducer: daemon events → UI state', () => {
     [
       'a shell command is live until it ends',
       [{ type: 'shell-start', command: 'ls' }],
-      { committed: [], live: [{ kind: 'shell', command: 'ls', output: '', exitCode: null, running: true }] },
+      {
+        committed: [],
+        live: [{ kind: 'shell', command: 'ls', output: '', exitCode: null, running: true }],
+      },
     ],
     [
       'an ended shell command is committed',
-      [{ type: 'shell-start', command: 'ls' }, { type: 'shell-end', output: 'a\n', exitCode: 0 }],
-      { committed: [{ kind: 'shell', command: 'ls', output: 'a\n', exitCode: 0, running: false }], live: [] },
+      [
+        { type: 'shell-start', command: 'ls' },
+        { type: 'shell-end', output: 'a\n', exitCode: 0 },
+      ],
+      {
+        committed: [{ kind: 'shell', command: 'ls', output: 'a\n', exitCode: 0, running: false }],
+        live: [],
+      },
     ],
   ])('%s', (_name, actions, expected) => {
     expect(strip(run(actions))).toMatchObject(expected);
@@ -176,7 +270,10 @@ describe('reducer: daemon events → UI state', () => {
   });
 
   it('notes the servers a prompt waits for, until they leave starting', () => {
-    const starting = run([{ type: 'servers', servers: [server('a', 'starting'), server('b', 'ready')] }, submit]);
+    const starting = run([
+      { type: 'servers', servers: [server('a', 'starting'), server('b', 'ready')] },
+      submit,
+    ]);
     expect(starting.turn).toEqual({ startedAt: 500, started: false, waitingFor: ['a'] });
     const ready = reducer(starting, { type: 'server-status', status: server('a', 'ready') });
     expect(ready.turn?.waitingFor).toEqual([]);
@@ -187,10 +284,21 @@ describe('reducer: daemon events → UI state', () => {
   });
 
   it('queues dialogs and closes them by id', () => {
-    const ask = { sessionId: 's', callId: 'c', tool: 't', args: {}, readOnly: false, destructive: false, reason: 'r' };
+    const ask = {
+      sessionId: 's',
+      callId: 'c',
+      tool: 't',
+      args: {},
+      readOnly: false,
+      destructive: false,
+      reason: 'r',
+    };
     const state = run([
       { type: 'dialog-open', dialog: { kind: 'approval', id: 'd1', ask } },
-      { type: 'dialog-open', dialog: { kind: 'sampling', id: 'd2', server: 's', summary: 'x', maxTokens: 10 } },
+      {
+        type: 'dialog-open',
+        dialog: { kind: 'sampling', id: 'd2', server: 's', summary: 'x', maxTokens: 10 },
+      },
       { type: 'dialog-close', id: 'd1' },
     ]);
     expect(state.dialogs.map((d) => d.id)).toEqual(['d2']);
@@ -219,14 +327,29 @@ describe('reducer: daemon events → UI state', () => {
     const history = entriesFromMessages([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'read a' },
-      { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'read_file', args: { path: 'a' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'c1', name: 'read_file', args: { path: 'a' } }],
+      },
       { role: 'tool', toolCallId: 'c1', name: 'read_file', result: { ok: true, output: 'A' } },
       { role: 'assistant', content: 'It says A.' },
     ]);
-    const state = run([{ type: 'session-opened', sessionId: 's1', model: 'fake', history, note: 'resumed s1' }]);
+    const state = run([
+      { type: 'session-opened', sessionId: 's1', model: 'fake', history, note: 'resumed s1' },
+    ]);
     expect(strip(state).committed).toEqual([
       { kind: 'user', text: 'read a', attachments: [] },
-      { kind: 'tool', callId: 'c1', name: 'read_file', args: { path: 'a' }, status: 'done', startedAt: 0, summary: 'A', detail: 'A' },
+      {
+        kind: 'tool',
+        callId: 'c1',
+        name: 'read_file',
+        args: { path: 'a' },
+        status: 'done',
+        startedAt: 0,
+        summary: 'A',
+        detail: 'A',
+      },
       { kind: 'assistant', text: 'It says A.', reasoning: '' },
       { kind: 'divider', text: 'resumed s1' },
     ]);

@@ -34,7 +34,11 @@ export const ApprovalDialog = ({ ask, onAnswer, isActive = true }: ApprovalDialo
     isActive={isActive}
   >
     <Text>
-      {ask.readOnly ? <Text color="green">read-only</Text> : <Text color="yellow">may change things</Text>}
+      {ask.readOnly ? (
+        <Text color="green">read-only</Text>
+      ) : (
+        <Text color="yellow">may change things</Text>
+      )}
       {ask.destructive ? <Text color="red"> · destructive</Text> : null}
       <Text dimColor> · {ask.reason}</Text>
     </Text>

@@ -28,7 +28,7 @@ export const Composer = ({ editor, suggestions, placeholder }: ComposerProps) =>
       <Box flexDirection="column" borderStyle="round" borderDimColor paddingX={1}>
         {editor.text === '' && placeholder ? (
           <Text>
-            <Text color="cyan">› </Text>
+            <Text color="cyan">{'> '}</Text>
             <Text inverse> </Text>
             <Text dimColor>{placeholder}</Text>
           </Text>
@@ -36,10 +36,13 @@ export const Composer = ({ editor, suggestions, placeholder }: ComposerProps) =>
           lines.map((line, i) => {
             const start = offset;
             offset += line.length + 1;
-            const column = editor.cursor >= start && editor.cursor <= start + line.length ? editor.cursor - start : null;
+            const column =
+              editor.cursor >= start && editor.cursor <= start + line.length
+                ? editor.cursor - start
+                : null;
             return (
               <Box key={i}>
-                <Text color="cyan">{i === 0 ? '› ' : '  '}</Text>
+                <Text color="cyan">{i === 0 ? '> ' : '  '}</Text>
                 {withCursor(line, column)}
               </Box>
             );

@@ -13,7 +13,13 @@ export interface DialogViewProps {
 export const DialogView = ({ dialog, onAnswer }: DialogViewProps) => {
   switch (dialog.kind) {
     case 'approval':
-      return <ApprovalDialog key={dialog.id} ask={dialog.ask} onAnswer={(answer) => onAnswer(dialog.id, { kind: 'approval', answer })} />;
+      return (
+        <ApprovalDialog
+          key={dialog.id}
+          ask={dialog.ask}
+          onAnswer={(answer) => onAnswer(dialog.id, { kind: 'approval', answer })}
+        />
+      );
     case 'elicitation':
       return (
         <ElicitationForm
@@ -34,6 +40,12 @@ export const DialogView = ({ dialog, onAnswer }: DialogViewProps) => {
         />
       );
     case 'trust':
-      return <TrustDialog key={dialog.id} servers={dialog.servers} onAnswer={(trust) => onAnswer(dialog.id, { kind: 'trust', trust })} />;
+      return (
+        <TrustDialog
+          key={dialog.id}
+          servers={dialog.servers}
+          onAnswer={(trust) => onAnswer(dialog.id, { kind: 'trust', trust })}
+        />
+      );
   }
 };

@@ -26,7 +26,12 @@ const shown = (field: FormField, focused: boolean): string => {
 };
 
 /** A form built from the server's requested schema: Tab/↑/↓ move, Enter on the last field sends, Esc declines. */
-export const ElicitationForm = ({ server, elicitation, onAnswer, isActive = true }: ElicitationFormProps) => {
+export const ElicitationForm = ({
+  server,
+  elicitation,
+  onAnswer,
+  isActive = true,
+}: ElicitationFormProps) => {
   const [fields, setFields] = useState(() => fieldsFromSchema(elicitation.requestedSchema));
   const [focus, setFocus] = useState(0);
   const [error, setError] = useState<string | null>(null);
@@ -45,7 +50,8 @@ export const ElicitationForm = ({ server, elicitation, onAnswer, isActive = true
       if (key.downArrow || key.tab) return setFocus((f) => Math.min(fields.length - 1, f + 1));
       if (key.return) return focus >= fields.length - 1 ? submit() : setFocus(focus + 1);
       if (!field) return;
-      if (key.leftArrow || key.rightArrow) return edit((f) => cycleValue(f, key.leftArrow ? -1 : 1));
+      if (key.leftArrow || key.rightArrow)
+        return edit((f) => cycleValue(f, key.leftArrow ? -1 : 1));
       if (field.type === 'boolean' || field.type === 'enum') {
         if (input === ' ') edit((f) => cycleValue(f, 1));
         return;
@@ -66,7 +72,7 @@ export const ElicitationForm = ({ server, elicitation, onAnswer, isActive = true
             {i === focus ? '› ' : '  '}
             {field.label}
             {field.required ? '*' : ''}: {shown(field, i === focus)}
-            {i === focus && field.description ? <Text dimColor>  {field.description}</Text> : null}
+            {i === focus && field.description ? <Text dimColor> {field.description}</Text> : null}
           </Text>
         ))}
       </Box>

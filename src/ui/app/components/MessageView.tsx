@@ -10,7 +10,7 @@ export interface UserMessageProps {
 export const UserMessage = ({ text, attachments }: UserMessageProps) => (
   <Box flexDirection="column" marginTop={1}>
     <Box>
-      <Text color="cyan">› </Text>
+      <Text color="cyan">{'> '}</Text>
       <Text>{text}</Text>
     </Box>
     {attachments.map((file) => (
@@ -34,7 +34,13 @@ export interface AssistantMessageProps {
 const words = (text: string): number => text.split(/\s+/).filter(Boolean).length;
 
 /** Assistant text rendered as markdown; its reasoning dimmed and collapsed to one line. */
-export const AssistantMessage = ({ text, reasoning, width, color, expanded = false }: AssistantMessageProps) => {
+export const AssistantMessage = ({
+  text,
+  reasoning,
+  width,
+  color,
+  expanded = false,
+}: AssistantMessageProps) => {
   const markdown = renderMarkdown(text, { width: width - 2, color });
   return (
     <Box flexDirection="column">

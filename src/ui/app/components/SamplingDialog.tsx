@@ -10,7 +10,13 @@ export interface SamplingDialogProps {
 }
 
 /** Asks whether an MCP server may use the model (`sampling/createMessage`). */
-export const SamplingDialog = ({ server, summary, maxTokens, onAnswer, isActive = true }: SamplingDialogProps) => (
+export const SamplingDialog = ({
+  server,
+  summary,
+  maxTokens,
+  onAnswer,
+  isActive = true,
+}: SamplingDialogProps) => (
   <SelectDialog
     title={`${server} asks to use the model (up to ${maxTokens} tokens)`}
     choices={[

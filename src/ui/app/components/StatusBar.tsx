@@ -26,11 +26,11 @@ export const StatusBar = ({ workspace, model, servers, totals, hint }: StatusBar
     <Box justifyContent="space-between">
       <Text>
         <Text bold>{path.basename(workspace)}</Text>
-        <Text dimColor>{' · '}</Text>
+        <Text dimColor>{' | '}</Text>
         <Text color="cyan">{model}</Text>
         {counted.length ? (
           <>
-            <Text dimColor>{' · '}</Text>
+            <Text dimColor>{' | '}</Text>
             <Text {...(starting ? { color: 'yellow' } : {})}>
               MCP {ready}/{counted.length}
             </Text>
@@ -38,11 +38,11 @@ export const StatusBar = ({ workspace, model, servers, totals, hint }: StatusBar
             {untrusted ? <Text color="yellow"> ({untrusted} untrusted)</Text> : null}
           </>
         ) : null}
-        <Text dimColor>{' · '}</Text>
+        <Text dimColor>{' | '}</Text>
         <Text>
           {formatTokens(totals.inputTokens)} in / {formatTokens(totals.outputTokens)} out
         </Text>
-        {totals.costUsd > 0 ? <Text>{` · ${formatCost(totals.costUsd)}`}</Text> : null}
+        {totals.costUsd > 0 ? <Text>{` | ${formatCost(totals.costUsd)}`}</Text> : null}
       </Text>
       <Text dimColor>{hint ?? '/help'}</Text>
     </Box>

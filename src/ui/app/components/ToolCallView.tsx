@@ -53,7 +53,10 @@ export const ToolCallView = ({ card, elapsedMs = 0, expanded = false }: ToolCall
           <Box flexShrink={0}>
             <Text dimColor>{'  ⎿ '}</Text>
           </Box>
-          <Text {...(card.status === 'done' ? { dimColor: true } : { color })} wrap={expanded ? 'wrap' : 'truncate-end'}>
+          <Text
+            {...(card.status === 'done' ? { dimColor: true } : { color })}
+            wrap={expanded ? 'wrap' : 'truncate-end'}
+          >
             {body}
           </Text>
         </Box>

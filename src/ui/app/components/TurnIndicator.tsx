@@ -15,9 +15,6 @@ export const TurnIndicator = ({ turn, elapsedMs }: TurnIndicatorProps) => (
     {turn.waitingFor.length
       ? `waiting for MCP servers to start: ${turn.waitingFor.join(', ')}`
       : 'working'}
-    <Text dimColor>
-      {' '}
-      {formatDuration(Math.max(0, elapsedMs))} · esc to cancel
-    </Text>
+    <Text dimColor> {formatDuration(Math.max(0, elapsedMs))} · esc to cancel</Text>
   </Text>
 );

@@ -12,10 +12,14 @@ export type DaemonOptions = Omit<ControllerOptions, 'dispatch' | 'getState'>;
  */
 export const useDaemon = (options: DaemonOptions): { state: UiState; controller: Controller } => {
   const [{ store, controller }] = useState(() => {
-    const created = createStore(initialState(options.root, options.model ?? '…'));
+    const created = createStore(initialState(options.root, options.model ?? '...'));
     return {
       store: created,
-      controller: createController({ ...options, dispatch: created.dispatch, getState: created.getState }),
+      controller: createController({
+        ...options,
+        dispatch: created.dispatch,
+        getState: created.getState,
+      }),
     };
   });
   const state = useSyncExternalStore(store.subscribe, store.getState);

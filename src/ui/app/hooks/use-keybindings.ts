@@ -54,10 +54,16 @@ export const useComposerKeys = (actions: Controller, root: string, isActive: boo
       }
       if (key.tab && suggestions[0]) {
         const choice = suggestions[0];
-        return setEditor(choice.startsWith('/') ? ed.editorOf(`${choice} `) : ed.replaceToken(editor, choice.endsWith('/') ? choice : `${choice} `));
+        return setEditor(
+          choice.startsWith('/')
+            ? ed.editorOf(`${choice} `)
+            : ed.replaceToken(editor, choice.endsWith('/') ? choice : `${choice} `),
+        );
       }
-      if (key.upArrow) return ed.isOnFirstLine(editor) ? recall(-1) : setEditor(ed.moveLine(editor, -1));
-      if (key.downArrow) return ed.isOnLastLine(editor) ? recall(1) : setEditor(ed.moveLine(editor, 1));
+      if (key.upArrow)
+        return ed.isOnFirstLine(editor) ? recall(-1) : setEditor(ed.moveLine(editor, -1));
+      if (key.downArrow)
+        return ed.isOnLastLine(editor) ? recall(1) : setEditor(ed.moveLine(editor, 1));
       if (key.leftArrow) return setEditor(ed.moveBy(editor, -1));
       if (key.rightArrow) return setEditor(ed.moveBy(editor, 1));
       if (key.home) return setEditor(ed.home(editor));
@@ -93,7 +99,13 @@ export const useComposerKeys = (actions: Controller, root: string, isActive: boo
  */
 export const useGlobalKeys = (
   actions: Controller,
-  opts: { inputEmpty: boolean; dialogOpen: boolean; exitArmed: boolean; setExitArmed: (armed: boolean) => void; toggleExpanded: () => void },
+  opts: {
+    inputEmpty: boolean;
+    dialogOpen: boolean;
+    exitArmed: boolean;
+    setExitArmed: (armed: boolean) => void;
+    toggleExpanded: () => void;
+  },
 ) => {
   const { exitArmed, setExitArmed } = opts;
   useEffect(() => {

@@ -6,7 +6,15 @@ const StateContext = createContext<UiState | null>(null);
 const ActionsContext = createContext<Controller | null>(null);
 
 /** Separate state and actions contexts: components that only act do not re-render on state. */
-export const UiProvider = ({ state, actions, children }: { state: UiState; actions: Controller; children: ReactNode }) => (
+export const UiProvider = ({
+  state,
+  actions,
+  children,
+}: {
+  state: UiState;
+  actions: Controller;
+  children: ReactNode;
+}) => (
   <ActionsContext.Provider value={actions}>
     <StateContext.Provider value={state}>{children}</StateContext.Provider>
   </ActionsContext.Provider>

@@ -21,7 +21,11 @@ export const entriesFromMessages = (messages: ChatMessage[]): NewEntry[] => {
         break;
       case 'assistant':
         if (message.content || message.reasoning)
-          entries.push({ kind: 'assistant', text: message.content, reasoning: message.reasoning ?? '' });
+          entries.push({
+            kind: 'assistant',
+            text: message.content,
+            reasoning: message.reasoning ?? '',
+          });
         for (const call of message.toolCalls ?? []) {
           const card = {
             kind: 'tool' as const,
@@ -39,7 +43,11 @@ export const entriesFromMessages = (messages: ChatMessage[]): NewEntry[] => {
         const card = cards.get(message.toolCallId);
         if (card)
           Object.assign(card, {
-            status: message.result.ok ? 'done' : message.result.error.code === 'denied' ? 'denied' : 'error',
+            status: message.result.ok
+              ? 'done'
+              : message.result.error.code === 'denied'
+                ? 'denied'
+                : 'error',
             summary: summarizeResult(message.result),
             detail: resultDetail(message.result),
           });

@@ -83,8 +83,16 @@ const finishTurn = (state: UiState, summary: TurnSummary): UiState => {
     case 'error': {
       const last = next.live.at(-1);
       if (last?.kind === 'notice' && last.text === summary.error)
-        return updateLive(next, (e) => e === last, (e) => ({ ...e, level: 'error' as NoticeLevel }));
-      return add(next, { kind: 'notice', level: 'error', text: summary.error ?? 'the turn failed' });
+        return updateLive(
+          next,
+          (e) => e === last,
+          (e) => ({ ...e, level: 'error' as NoticeLevel }),
+        );
+      return add(next, {
+        kind: 'notice',
+        level: 'error',
+        text: summary.error ?? 'the turn failed',
+      });
     }
     case 'answered':
     case 'max-steps':
@@ -162,11 +170,17 @@ export const reducer = (state: UiState, action: Action): UiState => {
       return onEvent(state, action.event, action.now);
     case 'submit': {
       const waitingFor = state.servers.filter((s) => s.state === 'starting').map((s) => s.name);
-      const withTurn = { ...state, exitArmed: false, turn: { startedAt: action.now, started: false, waitingFor } };
+      const withTurn = {
+        ...state,
+        exitArmed: false,
+        turn: { startedAt: action.now, started: false, waitingFor },
+      };
       return add(withTurn, { kind: 'user', text: action.text, attachments: action.attachments });
     }
     case 'turn-finished': {
-      const next = action.error ? add(state, { kind: 'notice', level: 'error', text: action.error }) : state;
+      const next = action.error
+        ? add(state, { kind: 'notice', level: 'error', text: action.error })
+        : state;
       return settle({
         ...next,
         turn: null,
@@ -204,7 +218,14 @@ export const reducer = (state: UiState, action: Action): UiState => {
         ...state,
         live: [
           ...state.live,
-          { kind: 'shell', id: `e${state.nextId}`, command: action.command, output: '', exitCode: null, running: true },
+          {
+            kind: 'shell',
+            id: `e${state.nextId}`,
+            command: action.command,
+            output: '',
+            exitCode: null,
+            running: true,
+          },
         ],
         nextId: state.nextId + 1,
       };

@@ -1,0 +1,115 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { execa } from 'execa';
+import { median, type Bench } from './harness.ts';
+
+const cli = path.resolve('dist/cli.js');
+
+/**
+ * Milliseconds from spawn until `marker` appears on the terminal. The command runs under
+ * `script`, which gives it a pseudo-terminal (Ink's interactive path needs one), then is killed.
+ */
+const timeToText = (
+  command: string,
+  marker: string,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint();
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      env: { ...env, TERM: 'xterm-256color', COLUMNS: '100', LINES: '30' },
+      cwd,
+      stdio: ['pipe', 'pipe', 'ignore'],
+      detached: true,
+    });
+    let seen = '';
+    const timer = setTimeout(
+      () =>
+        finish(new Error(`"${marker}" did not appear within 20 s; output: ${seen.slice(-300)}`)),
+      20_000,
+    );
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      if (error) reject(error);
+    };
+    child.stdout.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(marker)) {
+        resolve(Number(process.hrtime.bigint() - start) / 1e6);
+        finish();
+      }
+    });
+  });
+
+/** Time to the interactive session's first frame with a warm daemon, against a one-line Ink render. */
+const bench: Bench = async () => {
+  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-ff-')));
+  const repo = path.join(base, 'repo');
+  const home = path.join(base, 'h');
+  mkdirSync(path.join(repo, '.git'), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  const everything = path.resolve(
+    'node_modules/@modelcontextprotocol/server-everything/dist/index.js',
+  );
+  writeFileSync(
+    path.join(home, 'config.yaml'),
+    `mcpServers:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(everything)}, stdio]\n`,
+  );
+  const env = { ...process.env, HOME: base, NIFFLER_HOME: home };
+  // Inside the project, so that what the bundle leaves external (react-devtools-core) resolves alike.
+  const floorDir = path.resolve('node_modules/.cache/niffler-bench');
+  const floor = path.join(floorDir, 'ink-hello.js');
+  await build({
+    entryPoints: [path.resolve('bench/fixtures/ink-hello.tsx')],
+    outdir: floorDir,
+    splitting: true,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    jsx: 'automatic',
+    external: ['react-devtools-core'],
+    // The same production build of React as dist/ (scripts/build.mjs), so the floor is fair.
+    define: { 'process.env.NODE_ENV': '"production"' },
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+    logLevel: 'error',
+  });
+  try {
+    await execa(process.execPath, [cli, 'mcp', 'status', '--wait'], { cwd: repo, env });
+    const ours: number[] = [];
+    const floors: number[] = [];
+    const node = JSON.stringify(process.execPath);
+    for (let i = 0; i < 9; i++) {
+      ours.push(await timeToText(`${node} ${JSON.stringify(cli)}`, '/help', env, repo));
+      floors.push(
+        await timeToText(`${node} ${JSON.stringify(floor)}`, 'hello from ink', env, repo),
+      );
+    }
+    const [a, b] = [median(ours.slice(1)), median(floors.slice(1))];
+    return [
+      {
+        name: 'first frame, warm daemon (median ms)',
+        ours: a,
+        baseline: b,
+        baselineName: 'bundled 1-line Ink render',
+        unit: 'ms',
+        ratio: a / b,
+        goal: `<= floor + 50 ms (now +${Math.round(a - b)} ms)`,
+      },
+    ];
+  } finally {
+    await execa(process.execPath, [cli, 'daemon', 'stop'], { cwd: repo, env, reject: false });
+    rmSync(base, { recursive: true, force: true });
+  }
+};
+export default bench;
