@@ -1,5 +1,11 @@
 #!/usr/bin/env node
+import module from 'node:module';
 import { VERSION } from '../main/version.ts';
+
+// Node caches the compiled code of our bundles on disk (os.tmpdir()/node-compile-cache): every
+// later start skips parsing and compiling them. Everything else below is imported dynamically,
+// after this call, so it all benefits.
+module.enableCompileCache?.();
 
 // The bin entry: the command tree (commander and each command's module) loads only when needed,
 // so `niffler --version` and the warm status path stay close to Node's own start-up.
@@ -9,6 +15,22 @@ for (const stream of [process.stdout, process.stderr])
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     throw error;
   });
+
+/**
+ * The hot read-only listings, called by scripts and status lines many times a minute, skip the
+ * command tree when their arguments are exactly these flags (anything else, `--help` included,
+ * goes through commander as usual).
+ */
+const fastRoute = (args: string[]): (() => Promise<void>) | undefined => {
+  const [group, verb, ...flags] = args;
+  const only = (allowed: string[]) => flags.every((f) => allowed.includes(f));
+  const options = { json: flags.includes('--json'), wait: flags.includes('--wait') };
+  if (group === 'mcp' && verb === 'status' && only(['--json', '--wait']))
+    return async () => (await import('./commands/mcp-live.ts')).mcpStatus(options);
+  if (group === 'daemon' && verb === 'status' && only(['--json']))
+    return async () => (await import('./commands/daemon.ts')).daemonStatus(options);
+  return undefined;
+};
 
 const main = async (argv: string[]): Promise<number> => {
   const args = argv.slice(2);
@@ -24,6 +46,14 @@ const main = async (argv: string[]): Promise<number> => {
       import('./render/output.ts'),
     ]);
     return interactive({}).then(
+      () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
+      (error: unknown) => reportError(error),
+    );
+  }
+  const fast = fastRoute(args);
+  if (fast) {
+    const { reportError } = await import('./render/output.ts');
+    return fast().then(
       () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
       (error: unknown) => reportError(error),
     );
