@@ -1,20 +1,7 @@
-import type { ErrorCode, WireError } from '../workers/protocol/wire-error.ts';
+import { NifflerError, type WireError } from '../workers/protocol/wire-error.ts';
 
 export type { ErrorCode, WireError } from '../workers/protocol/wire-error.ts';
-export { toWire } from '../workers/protocol/wire-error.ts';
-
-/** niffler's one error class: a code the CLI maps to an exit code, a message that names the next step. */
-export class NifflerError extends Error {
-  override name = 'NifflerError';
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly data: Record<string, unknown> = {},
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-  }
-}
+export { NifflerError, toWire } from '../workers/protocol/wire-error.ts';
 
 /** Rebuilds a `NifflerError` from the plain data that crossed a thread or socket. */
 export const fromWire = (wire: WireError): NifflerError => {

@@ -1,21 +1,10 @@
 import type { ToolErrorCode } from '../protocol/tool-result.ts';
-import type { ErrorCode } from '../protocol/wire-error.ts';
 
 /**
- * An error of the worker that crosses to main with its code (`toWire` keeps `code` and `data` of
- * errors named `NifflerError`; main rebuilds the real class with `fromWire`).
+ * An error of the worker that crosses to main with its code (`toWire` keeps `code` and `data`;
+ * main rebuilds it with `fromWire`): the one `NifflerError` class.
  */
-export class WorkerError extends Error {
-  override name = 'NifflerError';
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly data: Record<string, unknown> = {},
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-  }
-}
+export { NifflerError as WorkerError } from '../protocol/wire-error.ts';
 
 /** A tool call that failed in a way the model should read: becomes `{ ok: false, error }`. */
 export class CallFailure extends Error {

@@ -26,6 +26,22 @@ export interface WireError {
   stack?: string;
 }
 
+/**
+ * niffler's one error class: a code the CLI maps to an exit code, a message that names the next
+ * step. Defined beside the wire shape so that main and the workers throw the same class.
+ */
+export class NifflerError extends Error {
+  override name = 'NifflerError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly data: Record<string, unknown> = {},
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
 const isErrorCode = (value: unknown): value is ErrorCode => typeof value === 'string';
 
 /** Turns anything thrown into a `WireError`, keeping `code` and `data` when the error has them. */
