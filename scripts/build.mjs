@@ -3,6 +3,7 @@
 import { build } from 'esbuild';
 import { chmod, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 
 const entries = {
   cli: 'src/ui/cli.ts',
@@ -10,6 +11,18 @@ const entries = {
   'workers/mcp': 'src/workers/mcp/worker.ts',
   'workers/api': 'src/workers/api/worker.ts',
   'workers/tools': 'src/workers/tools/worker.ts',
+};
+
+/** Points vscode-jsonrpc's `require('crypto')` at a shim that loads node:crypto on first use. */
+const lazyCrypto = {
+  name: 'lazy-crypto',
+  setup(build) {
+    build.onResolve({ filter: /^crypto$/ }, (args) =>
+      args.importer.includes(`${path.sep}vscode-jsonrpc${path.sep}`)
+        ? { path: path.resolve('scripts/lazy-crypto.cjs') }
+        : undefined,
+    );
+  },
 };
 
 const entryPoints = Object.fromEntries(
@@ -29,6 +42,7 @@ await build({
   sourcemap: 'linked',
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
+  plugins: [lazyCrypto],
   // React and its reconciler ship development builds behind this check: drop them from the bundle.
   define: { 'process.env.NODE_ENV': '"production"' },
   // Packages that load files next to themselves at run time, or are optional, stay external.
