@@ -4,49 +4,30 @@ import type {
   ModelSpec,
   StreamRequest,
   ToolCall,
-  ToolSpec,
   Usage,
 } from '../../workers/protocol/api.ts';
-import type { McpToolInfo } from '../../workers/protocol/mcp.ts';
-import type { ToolResult } from '../../workers/protocol/tool-result.ts';
-import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { NifflerError, toWire } from '../errors.ts';
-import type {
-  ClientCalls,
-  ClientMethod,
-  PromptParams,
-  SessionEvent,
-  TurnOutcome,
-  TurnSummary,
-} from '../protocol.ts';
+import type { PromptParams, TurnOutcome, TurnSummary } from '../protocol.ts';
 import { VERSION } from '../version.ts';
-import { explainApproval, type ApprovalStore } from './approvals.ts';
+import type { ApprovalStore } from './approvals.ts';
 import { buildSystemPrompt } from './prompt.ts';
+import {
+  buildToolTable,
+  failed,
+  runToolCalls,
+  type BuiltinTools,
+  type McpTools,
+  type ToolTable,
+  type TurnIO,
+} from './tool-calls.ts';
 import { newSessionId, readTranscript, Transcript } from './transcript.ts';
+
+export type { BuiltinTools, McpTools, TurnIO } from './tool-calls.ts';
 
 /** The API worker as the loop sees it. */
 export interface LlmStreamer {
   stream(request: StreamRequest, signal: AbortSignal): AsyncIterable<LlmEvent>;
-}
-
-/** The tools pool as the loop sees it. */
-export interface BuiltinTools {
-  definitions(): ToolDefinition[];
-  run(
-    call: { name: string; args: unknown; sessionId?: string },
-    signal: AbortSignal,
-  ): Promise<ToolResult>;
-}
-
-/** The MCP worker as the loop sees it. */
-export interface McpTools {
-  listTools(): Promise<McpToolInfo[]>;
-  callTool(
-    name: string,
-    args: Record<string, unknown>,
-    options: { signal?: AbortSignal },
-  ): Promise<ToolResult>;
 }
 
 export interface SessionDeps {
@@ -60,25 +41,6 @@ export interface SessionDeps {
   resolveModel: (name: string) => ModelSpec;
 }
 
-/** How a turn talks to the front-end that started it. */
-export interface TurnIO {
-  emit(event: SessionEvent): void;
-  ask<M extends ClientMethod>(
-    method: M,
-    params: ClientCalls[M]['params'],
-    signal: AbortSignal,
-  ): Promise<ClientCalls[M]['result']>;
-}
-
-interface ToolEntry {
-  spec: ToolSpec;
-  kind: 'builtin' | 'mcp';
-  readOnly: boolean;
-  defaultPolicy?: 'allow' | 'ask';
-  server?: string;
-  destructive: boolean;
-}
-
 const zeroUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0 });
 const addUsage = (a: Usage, b: Usage): Usage => ({
   inputTokens: a.inputTokens + b.inputTokens,
@@ -90,11 +52,6 @@ const addUsage = (a: Usage, b: Usage): Usage => ({
     ? { reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0) }
     : {}),
 });
-
-const failed = (
-  code: Extract<ToolResult, { ok: false }>['error']['code'],
-  message: string,
-): ToolResult => ({ ok: false, error: { code, message } });
 
 /**
  * One conversation: its history, transcript and per-session tool switches. `prompt` runs a turn:
@@ -168,35 +125,6 @@ export class Session {
     });
   }
 
-  async #toolTable(): Promise<Map<string, ToolEntry>> {
-    const table = new Map<string, ToolEntry>();
-    for (const def of this.deps.tools.definitions()) {
-      if (this.disabled.has(def.name)) continue;
-      table.set(def.name, {
-        spec: { name: def.name, description: def.description, inputSchema: def.parameters },
-        kind: 'builtin',
-        readOnly: def.readOnly,
-        defaultPolicy: def.defaultPolicy,
-        destructive: !def.readOnly,
-      });
-    }
-    for (const tool of await this.deps.mcp.listTools()) {
-      if (this.disabled.has(tool.name) || this.disabled.has(tool.server)) continue;
-      table.set(tool.name, {
-        spec: {
-          name: tool.name,
-          description: tool.description ?? tool.title ?? tool.tool,
-          inputSchema: tool.inputSchema,
-        },
-        kind: 'mcp',
-        readOnly: tool.annotations?.readOnlyHint === true,
-        server: tool.server,
-        destructive: tool.annotations?.destructiveHint === true,
-      });
-    }
-    return table;
-  }
-
   /** Runs one turn; never throws for model or tool failures (they end up in the summary). */
   async prompt(params: PromptParams, io: TurnIO, signal: AbortSignal): Promise<TurnSummary> {
     if (this.#running)
@@ -252,7 +180,7 @@ export class Session {
       });
       io.emit({ type: 'turn-start', turn, model: modelName });
       this.#record({ role: 'user', content: params.text });
-      const table = await this.#toolTable();
+      const table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
       const system = buildSystemPrompt(this.deps.root, { hasTools: table.size > 0 });
       for (steps = 1; steps <= config.agent.maxSteps; steps++) {
         if (signal.aborted) return end('cancelled');
@@ -276,7 +204,24 @@ export class Session {
           return end('cancelled');
         }
         if (calls.length === 0) return end('answered');
-        await this.#runCalls(calls, step.invalid, table, params, io, signal, denied);
+        const results = await runToolCalls(
+          calls,
+          step.invalid,
+          table,
+          {
+            sessionId: this.id,
+            tools: this.deps.tools,
+            mcp: this.deps.mcp,
+            approvals: this.deps.approvals,
+            config: this.deps.config(),
+            params,
+            io,
+            signal,
+          },
+          denied,
+        );
+        for (const { call, result } of results)
+          this.#record({ role: 'tool', toolCallId: call.id, name: call.name, result });
         if (signal.aborted) return end('cancelled');
       }
       steps = config.agent.maxSteps;
@@ -297,7 +242,7 @@ export class Session {
   async #stream(
     model: ModelSpec,
     system: string,
-    table: Map<string, ToolEntry>,
+    table: ToolTable,
     io: TurnIO,
     signal: AbortSignal,
   ) {
@@ -385,140 +330,5 @@ export class Session {
           name: call.name,
           result: failed('canceled', why),
         });
-  }
-
-  async #decide(
-    call: ToolCall,
-    entry: ToolEntry,
-    params: PromptParams,
-    io: TurnIO,
-    signal: AbortSignal,
-  ): Promise<{ allowed: boolean; reason: string }> {
-    const config = this.deps.config();
-    const trustedServers = config.servers
-      .filter((s) => s.definition.trust === true)
-      .map((s) => s.name);
-    const outcome = explainApproval(
-      {
-        tool: call.name,
-        kind: entry.kind,
-        ...(entry.server ? { server: entry.server } : {}),
-        ...(entry.defaultPolicy ? { defaultPolicy: entry.defaultPolicy } : {}),
-        readOnly: entry.readOnly,
-        readOnlyHint: entry.kind === 'mcp' ? entry.readOnly : undefined,
-        destructiveHint: entry.destructive,
-      },
-      {
-        policy: config.config.tools.policy,
-        trustedServers,
-        ...this.deps.approvals.remembered(this.id),
-        yes: params.yes === true,
-      },
-    );
-    if (outcome.decision !== 'ask')
-      return { allowed: outcome.decision === 'allow', reason: outcome.reason };
-    if (!params.interactive)
-      return {
-        allowed: false,
-        reason: `${call.name} needs approval (${outcome.reason}); run with --yes or allow it in tools.policy`,
-      };
-    try {
-      const { answer } = await io.ask(
-        'approval/ask',
-        {
-          sessionId: this.id,
-          callId: call.id,
-          tool: call.name,
-          ...(entry.server ? { server: entry.server } : {}),
-          args: call.args,
-          readOnly: entry.readOnly,
-          destructive: entry.destructive,
-          reason: outcome.reason,
-        },
-        signal,
-      );
-      if (answer === 'session' || answer === 'repo')
-        await this.deps.approvals.remember(answer, this.id, call.name, 'allow');
-      return answer === 'deny'
-        ? { allowed: false, reason: 'the user denied it' }
-        : { allowed: true, reason: `approved (${answer})` };
-    } catch (error) {
-      if (signal.aborted) return { allowed: false, reason: 'the turn was cancelled' };
-      return { allowed: false, reason: `approval could not be asked: ${(error as Error).message}` };
-    }
-  }
-
-  async #runCalls(
-    calls: ToolCall[],
-    invalid: Map<string, string>,
-    table: Map<string, ToolEntry>,
-    params: PromptParams,
-    io: TurnIO,
-    signal: AbortSignal,
-    denied: string[],
-  ): Promise<void> {
-    type Planned = { call: ToolCall; entry?: ToolEntry; result?: ToolResult };
-    const planned: Planned[] = [];
-    for (const call of calls) {
-      const entry = table.get(call.name);
-      const bad = invalid.get(call.id);
-      if (bad) planned.push({ call, result: failed('invalid-args', bad) });
-      else if (!entry)
-        planned.push({
-          call,
-          result: failed(
-            'not-found',
-            `there is no tool named "${call.name}"; the available tools are: ${[...table.keys()].join(', ')}`,
-          ),
-        });
-      else {
-        const decision = await this.#decide(call, entry, params, io, signal);
-        if (decision.allowed) planned.push({ call, entry });
-        else {
-          denied.push(call.name);
-          io.emit({ type: 'tool-denied', id: call.id, name: call.name, reason: decision.reason });
-          planned.push({
-            call,
-            result: failed('denied', `the call was not run: ${decision.reason}`),
-          });
-        }
-      }
-    }
-    const run = async (item: Planned): Promise<void> => {
-      const started = performance.now();
-      if (!item.result && item.entry) {
-        item.result = signal.aborted
-          ? failed('canceled', 'the turn was cancelled before this call ran')
-          : item.entry.kind === 'builtin'
-            ? await this.deps.tools.run(
-                { name: item.call.name, args: item.call.args, sessionId: this.id },
-                signal,
-              )
-            : await this.deps.mcp.callTool(item.call.name, item.call.args, { signal });
-      }
-      io.emit({
-        type: 'tool-result',
-        id: item.call.id,
-        name: item.call.name,
-        result: item.result!,
-        ms: performance.now() - started,
-      });
-    };
-    // Consecutive read-only calls run together; anything that may change something runs alone, in order.
-    for (let i = 0; i < planned.length;) {
-      const batch = [planned[i]!];
-      if (planned[i]!.entry?.readOnly)
-        while (i + batch.length < planned.length && planned[i + batch.length]!.entry?.readOnly)
-          batch.push(planned[i + batch.length]!);
-      await Promise.all(batch.map(run));
-      i += batch.length;
-    }
-    for (const item of planned)
-      this.#record({
-        role: 'tool',
-        toolCallId: item.call.id,
-        name: item.call.name,
-        result: item.result!,
-      });
   }
 }

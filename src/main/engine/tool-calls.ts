@@ -1,0 +1,234 @@
+import type { ToolCall, ToolSpec } from '../../workers/protocol/api.ts';
+import type { McpToolInfo } from '../../workers/protocol/mcp.ts';
+import type { ToolResult } from '../../workers/protocol/tool-result.ts';
+import type { ToolDefinition } from '../../workers/protocol/tools.ts';
+import type { LoadedConfig } from '../config/load.ts';
+import type { ClientCalls, ClientMethod, PromptParams, SessionEvent } from '../protocol.ts';
+import { explainApproval, type ApprovalStore } from './approvals.ts';
+
+/** The tools pool as the loop sees it. */
+export interface BuiltinTools {
+  definitions(): ToolDefinition[];
+  run(
+    call: { name: string; args: unknown; sessionId?: string },
+    signal: AbortSignal,
+  ): Promise<ToolResult>;
+}
+
+/** The MCP worker as the loop sees it. */
+export interface McpTools {
+  listTools(): Promise<McpToolInfo[]>;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal },
+  ): Promise<ToolResult>;
+}
+
+/** How a turn talks to the front-end that started it. */
+export interface TurnIO {
+  emit(event: SessionEvent): void;
+  ask<M extends ClientMethod>(
+    method: M,
+    params: ClientCalls[M]['params'],
+    signal: AbortSignal,
+  ): Promise<ClientCalls[M]['result']>;
+}
+
+/** A tool the model may call this turn, with what approvals need to know about it. */
+export interface ToolEntry {
+  spec: ToolSpec;
+  kind: 'builtin' | 'mcp';
+  readOnly: boolean;
+  defaultPolicy?: 'allow' | 'ask';
+  server?: string;
+  destructive: boolean;
+}
+
+export type ToolTable = Map<string, ToolEntry>;
+
+/** What running one step's calls needs. */
+export interface CallContext {
+  sessionId: string;
+  tools: BuiltinTools;
+  mcp: McpTools;
+  approvals: ApprovalStore;
+  config: LoadedConfig;
+  params: PromptParams;
+  io: TurnIO;
+  signal: AbortSignal;
+}
+
+export const failed = (
+  code: Extract<ToolResult, { ok: false }>['error']['code'],
+  message: string,
+): ToolResult => ({
+  ok: false,
+  error: { code, message },
+});
+
+/** The built-ins plus the tools of ready MCP servers, minus what this session switched off. */
+export const buildToolTable = async (
+  tools: BuiltinTools,
+  mcp: McpTools,
+  disabled: ReadonlySet<string>,
+): Promise<ToolTable> => {
+  const table: ToolTable = new Map();
+  for (const def of tools.definitions()) {
+    if (disabled.has(def.name)) continue;
+    table.set(def.name, {
+      spec: { name: def.name, description: def.description, inputSchema: def.parameters },
+      kind: 'builtin',
+      readOnly: def.readOnly,
+      defaultPolicy: def.defaultPolicy,
+      destructive: !def.readOnly,
+    });
+  }
+  for (const tool of await mcp.listTools()) {
+    if (disabled.has(tool.name) || disabled.has(tool.server)) continue;
+    table.set(tool.name, {
+      spec: {
+        name: tool.name,
+        description: tool.description ?? tool.title ?? tool.tool,
+        inputSchema: tool.inputSchema,
+      },
+      kind: 'mcp',
+      readOnly: tool.annotations?.readOnlyHint === true,
+      server: tool.server,
+      destructive: tool.annotations?.destructiveHint === true,
+    });
+  }
+  return table;
+};
+
+/** Policy first; what asks goes to the front-end (denied in one-shot runs without `--yes`). */
+const decide = async (
+  call: ToolCall,
+  entry: ToolEntry,
+  ctx: CallContext,
+): Promise<{ allowed: boolean; reason: string }> => {
+  const { config, params, io, signal } = ctx;
+  const trustedServers = config.servers
+    .filter((s) => s.definition.trust === true)
+    .map((s) => s.name);
+  const outcome = explainApproval(
+    {
+      tool: call.name,
+      kind: entry.kind,
+      ...(entry.server ? { server: entry.server } : {}),
+      ...(entry.defaultPolicy ? { defaultPolicy: entry.defaultPolicy } : {}),
+      readOnly: entry.readOnly,
+      readOnlyHint: entry.kind === 'mcp' ? entry.readOnly : undefined,
+      destructiveHint: entry.destructive,
+    },
+    {
+      policy: config.config.tools.policy,
+      trustedServers,
+      ...ctx.approvals.remembered(ctx.sessionId),
+      yes: params.yes === true,
+    },
+  );
+  if (outcome.decision !== 'ask')
+    return { allowed: outcome.decision === 'allow', reason: outcome.reason };
+  if (!params.interactive)
+    return {
+      allowed: false,
+      reason: `${call.name} needs approval (${outcome.reason}); run with --yes or allow it in tools.policy`,
+    };
+  try {
+    const { answer } = await io.ask(
+      'approval/ask',
+      {
+        sessionId: ctx.sessionId,
+        callId: call.id,
+        tool: call.name,
+        ...(entry.server ? { server: entry.server } : {}),
+        args: call.args,
+        readOnly: entry.readOnly,
+        destructive: entry.destructive,
+        reason: outcome.reason,
+      },
+      signal,
+    );
+    if (answer === 'session' || answer === 'repo')
+      await ctx.approvals.remember(answer, ctx.sessionId, call.name, 'allow');
+    return answer === 'deny'
+      ? { allowed: false, reason: 'the user denied it' }
+      : { allowed: true, reason: `approved (${answer})` };
+  } catch (error) {
+    if (signal.aborted) return { allowed: false, reason: 'the turn was cancelled' };
+    return { allowed: false, reason: `approval could not be asked: ${(error as Error).message}` };
+  }
+};
+
+/**
+ * Approves and runs one step's calls: consecutive read-only calls together, anything that may
+ * change something alone and in order. Every call gets a result (unknown tools, unreadable
+ * arguments and denials included), returned in the order of `calls`; names of denied calls are
+ * pushed to `denied`.
+ */
+export const runToolCalls = async (
+  calls: ToolCall[],
+  invalid: ReadonlyMap<string, string>,
+  table: ToolTable,
+  ctx: CallContext,
+  denied: string[],
+): Promise<{ call: ToolCall; result: ToolResult }[]> => {
+  const { io, signal } = ctx;
+  type Planned = { call: ToolCall; entry?: ToolEntry; result?: ToolResult };
+  const planned: Planned[] = [];
+  for (const call of calls) {
+    const entry = table.get(call.name);
+    const bad = invalid.get(call.id);
+    if (bad) planned.push({ call, result: failed('invalid-args', bad) });
+    else if (!entry)
+      planned.push({
+        call,
+        result: failed(
+          'not-found',
+          `there is no tool named "${call.name}"; the available tools are: ${[...table.keys()].join(', ')}`,
+        ),
+      });
+    else {
+      const decision = await decide(call, entry, ctx);
+      if (decision.allowed) planned.push({ call, entry });
+      else {
+        denied.push(call.name);
+        io.emit({ type: 'tool-denied', id: call.id, name: call.name, reason: decision.reason });
+        planned.push({
+          call,
+          result: failed('denied', `the call was not run: ${decision.reason}`),
+        });
+      }
+    }
+  }
+  const run = async (item: Planned): Promise<void> => {
+    const started = performance.now();
+    if (!item.result && item.entry) {
+      item.result = signal.aborted
+        ? failed('canceled', 'the turn was cancelled before this call ran')
+        : item.entry.kind === 'builtin'
+          ? await ctx.tools.run(
+              { name: item.call.name, args: item.call.args, sessionId: ctx.sessionId },
+              signal,
+            )
+          : await ctx.mcp.callTool(item.call.name, item.call.args, { signal });
+    }
+    io.emit({
+      type: 'tool-result',
+      id: item.call.id,
+      name: item.call.name,
+      result: item.result!,
+      ms: performance.now() - started,
+    });
+  };
+  for (let i = 0; i < planned.length;) {
+    const batch = [planned[i]!];
+    if (planned[i]!.entry?.readOnly)
+      while (i + batch.length < planned.length && planned[i + batch.length]!.entry?.readOnly)
+        batch.push(planned[i + batch.length]!);
+    await Promise.all(batch.map(run));
+    i += batch.length;
+  }
+  return planned.map((item) => ({ call: item.call, result: item.result! }));
+};
