@@ -55,7 +55,12 @@ export const App = ({ color }: AppProps) => {
         {dialog ? (
           <DialogView dialog={dialog} onAnswer={actions.answer} />
         ) : (
-          <Composer editor={editor} suggestions={suggestions} placeholder={PLACEHOLDER} />
+          <Composer
+            editor={editor}
+            suggestions={suggestions}
+            placeholder={PLACEHOLDER}
+            color={color}
+          />
         )}
         <StatusBar
           workspace={state.workspace}

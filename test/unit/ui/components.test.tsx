@@ -256,4 +256,14 @@ describe('Composer', () => {
       ).lastFrame(),
     ).toBe([top, line('> /m'), bottom, '  /mcp  /model'].join('\n'));
   });
+
+  it('draws the cursor as text without colour (NO_COLOR)', () => {
+    const line = (text: string) => `│ ${text.padEnd(96)} │`;
+    const frame = (text: string, cursor: number) =>
+      render(<Composer editor={{ text, cursor }} suggestions={[]} color={false} />)
+        .lastFrame()!
+        .split('\n')[1];
+    expect(frame('abc', 3)).toBe(line('> abc_'));
+    expect(frame('abc', 1)).toBe(line('> a|bc'));
+  });
 });

@@ -6,21 +6,26 @@ export interface ComposerProps {
   /** Completions for the token at the cursor; Tab takes the first. */
   suggestions: string[];
   placeholder?: string;
+  /** False under NO_COLOR: the cursor cannot be drawn in reverse video, so it is drawn as text. */
+  color?: boolean;
 }
 
-const withCursor = (line: string, column: number | null) => {
+const Cursor = ({ char, color }: { char: string; color: boolean }) =>
+  color ? <Text inverse>{char}</Text> : <Text>{char === ' ' ? '_' : `|${char}`}</Text>;
+
+const withCursor = (line: string, column: number | null, color: boolean) => {
   if (column === null) return <Text>{line || ' '}</Text>;
   return (
     <Text>
       {line.slice(0, column)}
-      <Text inverse>{line[column] ?? ' '}</Text>
+      <Cursor char={line[column] ?? ' '} color={color} />
       {line.slice(column + 1)}
     </Text>
   );
 };
 
 /** The multi-line input box, its cursor, and completions below it. */
-export const Composer = ({ editor, suggestions, placeholder }: ComposerProps) => {
+export const Composer = ({ editor, suggestions, placeholder, color = true }: ComposerProps) => {
   const lines = editor.text.split('\n');
   let offset = 0;
   return (
@@ -29,7 +34,7 @@ export const Composer = ({ editor, suggestions, placeholder }: ComposerProps) =>
         {editor.text === '' && placeholder ? (
           <Text>
             <Text color="cyan">{'> '}</Text>
-            <Text inverse> </Text>
+            <Cursor char=" " color={color} />
             <Text dimColor>{placeholder}</Text>
           </Text>
         ) : (
@@ -43,7 +48,7 @@ export const Composer = ({ editor, suggestions, placeholder }: ComposerProps) =>
             return (
               <Box key={i}>
                 <Text color="cyan">{i === 0 ? '> ' : '  '}</Text>
-                {withCursor(line, column)}
+                {withCursor(line, column, color)}
               </Box>
             );
           })
