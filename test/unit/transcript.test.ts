@@ -13,7 +13,7 @@ const tempDir = () => {
 };
 
 describe('transcripts', () => {
-  it('append entries, list sessions with their title, and read them back', () => {
+  it('append entries, list sessions with their title, and read them back', async () => {
     const dir = tempDir();
     const transcript = Transcript.open(dir, 's1');
     transcript.append({
@@ -35,7 +35,7 @@ describe('transcripts', () => {
       turn: 1,
       message: { role: 'assistant', content: 'code' },
     });
-    transcript.close();
+    await transcript.close();
     expect(readTranscript(dir, 's1').messages).toEqual([
       { role: 'user', content: 'what is in   src/?' },
       { role: 'assistant', content: 'code' },
@@ -43,7 +43,7 @@ describe('transcripts', () => {
     expect(listSessions(dir)).toMatchObject([{ id: 's1', title: 'what is in src/?', messages: 2 }]);
   });
 
-  it('skips a torn last line (a killed process) with a warning, keeping everything before it', () => {
+  it('skips a torn last line (a killed process) with a warning, keeping everything before it', async () => {
     const dir = tempDir();
     const transcript = Transcript.open(dir, 's2');
     transcript.append({
@@ -52,7 +52,7 @@ describe('transcripts', () => {
       turn: 1,
       message: { role: 'user', content: 'kept' },
     });
-    transcript.close();
+    await transcript.close();
     appendFileSync(path.join(dir, 's2.jsonl'), '{"type":"message","time":"t","turn":1,"mess');
     const loaded = readTranscript(dir, 's2');
     expect(loaded.messages).toEqual([{ role: 'user', content: 'kept' }]);

@@ -430,7 +430,11 @@ export class Engine implements EngineHandlers {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopWatching();
-    for (const session of this.#sessions.values()) session.close();
-    await Promise.allSettled([this.mcp.close(), this.api.close(), this.#tools?.close()]);
+    await Promise.allSettled([
+      ...[...this.#sessions.values()].map((session) => session.close()),
+      this.mcp.close(),
+      this.api.close(),
+      this.#tools?.close(),
+    ]);
   }
 }

@@ -110,8 +110,9 @@ export class Session {
     return this.#running;
   }
 
-  close(): void {
-    this.transcript.close();
+  /** Closes the transcript once what was appended is written. */
+  close(): Promise<void> {
+    return this.transcript.close();
   }
 
   #record(message: ChatMessage, extra: { model?: string; usage?: Usage } = {}): void {
@@ -140,7 +141,8 @@ export class Session {
     let steps = 0;
     const denied: string[] = [];
     let lastText = '';
-    const end = (outcome: TurnOutcome, error?: string): TurnSummary => {
+    const end = async (outcome: TurnOutcome, failure?: string): Promise<TurnSummary> => {
+      let error = failure;
       const prices = config.models[modelName]?.prices;
       const costUsd = prices
         ? (usage.inputTokens * prices.input + usage.outputTokens * prices.output) / 1e6
@@ -166,6 +168,15 @@ export class Session {
         ...(costUsd !== undefined ? { costUsd } : {}),
         ...(error ? { error } : {}),
       });
+      try {
+        await this.transcript.flushed();
+      } catch (writeError) {
+        // The answer still reaches the user; the summary says the transcript is incomplete.
+        error = (writeError as Error).message;
+        summary.outcome = 'error';
+        summary.error = error;
+        io.emit({ type: 'notice', level: 'warn', text: error });
+      }
       io.emit({ type: 'turn-end', summary });
       this.#running = false;
       return summary;
@@ -183,7 +194,9 @@ export class Session {
       const table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
       const system = buildSystemPrompt(this.deps.root, { hasTools: table.size > 0 });
       for (steps = 1; steps <= config.agent.maxSteps; steps++) {
-        if (signal.aborted) return end('cancelled');
+        if (signal.aborted) return await end('cancelled');
+        // Everything so far is on disk before the model is asked again.
+        await this.transcript.flushed();
         const step = await this.#stream(model, system, table, io, signal);
         usage = addUsage(usage, step.usage);
         io.emit({ type: 'usage', usage });
@@ -201,9 +214,9 @@ export class Session {
         if (step.text) lastText = step.text;
         if (step.cancelled) {
           this.#fillMissing(calls, 'the turn was cancelled before this call ran');
-          return end('cancelled');
+          return await end('cancelled');
         }
-        if (calls.length === 0) return end('answered');
+        if (calls.length === 0) return await end('answered');
         const results = await runToolCalls(
           calls,
           step.invalid,
@@ -222,7 +235,7 @@ export class Session {
         );
         for (const { call, result } of results)
           this.#record({ role: 'tool', toolCallId: call.id, name: call.name, result });
-        if (signal.aborted) return end('cancelled');
+        if (signal.aborted) return await end('cancelled');
       }
       steps = config.agent.maxSteps;
       io.emit({
@@ -230,12 +243,12 @@ export class Session {
         level: 'warn',
         text: `stopped after ${steps} steps (agent.maxSteps); send "continue" to let the model go on`,
       });
-      return end('max-steps');
+      return await end('max-steps');
     } catch (error) {
-      if (signal.aborted) return end('cancelled');
+      if (signal.aborted) return await end('cancelled');
       const wire = toWire(error);
       io.emit({ type: 'notice', level: 'warn', text: wire.message });
-      return end('error', wire.message);
+      return await end('error', wire.message);
     }
   }
 

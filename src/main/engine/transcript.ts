@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
-  fdatasyncSync,
+  fdatasync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
   statSync,
-  writeSync,
+  write,
 } from 'node:fs';
 import path from 'node:path';
 import type { ChatMessage, Usage } from '../../workers/protocol/api.ts';
@@ -51,12 +51,27 @@ export interface LoadedTranscript {
 export const newSessionId = (): string =>
   `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..+/, '').replace('T', '-')}-${randomBytes(3).toString('hex')}`;
 
+const writeAll = (fd: number, data: Buffer): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const step = (offset: number) =>
+      write(fd, data, offset, data.length - offset, null, (error, written) => {
+        if (error) reject(error);
+        else if (offset + written < data.length) step(offset + written);
+        else fdatasync(fd, (syncError) => (syncError ? reject(syncError) : resolve()));
+      });
+    step(0);
+  });
+
 /**
- * An append-only JSONL transcript. Every entry is written and flushed to disk before `append`
- * returns, so a killed daemon loses nothing that was written.
+ * An append-only JSONL transcript. Entries are written and fdatasync'd in order off the main
+ * thread; `flushed()` resolves once everything appended so far is on disk (the agent loop awaits
+ * it before each model request and at the end of a turn), so a killed daemon loses nothing that
+ * was written, and a slow disk never stalls the other sessions of the daemon.
  */
 export class Transcript {
   #fd: number | null;
+  #chain: Promise<void> = Promise.resolve();
+
   private constructor(
     readonly id: string,
     readonly file: string,
@@ -72,15 +87,37 @@ export class Transcript {
     return new Transcript(id, file, openSync(file, 'a', 0o600));
   }
 
+  /** Queues one entry; a write failure surfaces through `flushed()`. */
   append(entry: TranscriptEntry): void {
-    if (this.#fd === null) throw new NifflerError('internal', `transcript ${this.id} is closed`);
-    writeSync(this.#fd, JSON.stringify(entry) + '\n');
-    fdatasyncSync(this.#fd);
+    const fd = this.#fd;
+    if (fd === null) throw new NifflerError('internal', `transcript ${this.id} is closed`);
+    const data = Buffer.from(JSON.stringify(entry) + '\n');
+    this.#chain = this.#chain.then(() => writeAll(fd, data));
+    // Observed by flushed(); this keeps a failure from being reported as unhandled meanwhile.
+    this.#chain.catch(() => {});
   }
 
-  close(): void {
-    if (this.#fd !== null) closeSync(this.#fd);
+  /** Resolves when every entry appended so far is on disk; rejects with what went wrong. */
+  async flushed(): Promise<void> {
+    try {
+      await this.#chain;
+    } catch (error) {
+      throw new NifflerError(
+        'internal',
+        `could not write the transcript ${this.file}: ${(error as Error).message}; check the disk, then go on with niffler --resume ${this.id}`,
+        {},
+        { cause: error },
+      );
+    }
+  }
+
+  /** Closes the file once the queued entries are written. */
+  async close(): Promise<void> {
+    const fd = this.#fd;
+    if (fd === null) return;
     this.#fd = null;
+    await this.#chain.catch(() => {});
+    closeSync(fd);
   }
 }
 
