@@ -148,9 +148,11 @@ const bench: Bench = async () => {
         turn: 1,
         message: { role: 'user', content: entry },
       });
+      // Written and fdatasync'd off the main thread; the loop awaits this before each request.
+      await transcript.flushed();
       appendSync.push(elapsedMs(start));
     }
-    transcript.close();
+    await transcript.close();
 
     return [
       {
