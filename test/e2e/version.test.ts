@@ -1,0 +1,59 @@
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { CLI } from './cli.ts';
+import { makeE2eWorkspace, publishedServersYaml } from './workspace.ts';
+
+/** A copy of the build that says it is another version (inside the project, so its externals resolve). */
+const otherVersionBuild = (version: string): string => {
+  const dist = path.dirname(CLI);
+  const copy = path.resolve('node_modules/.cache/niffler-e2e-other-version');
+  rmSync(copy, { recursive: true, force: true });
+  cpSync(dist, copy, { recursive: true });
+  onTestFinished(() => rmSync(copy, { recursive: true, force: true }));
+  const chunks = path.join(copy, 'chunks');
+  const stamped = readdirSync(chunks).filter(
+    (f) =>
+      f.endsWith('.js') && readFileSync(path.join(chunks, f), 'utf8').includes('version: "0.1.0"'),
+  );
+  for (const file of stamped) {
+    const full = path.join(chunks, file);
+    writeFileSync(
+      full,
+      readFileSync(full, 'utf8').replace('version: "0.1.0"', `version: ${JSON.stringify(version)}`),
+    );
+  }
+  expect(stamped.length).toBeGreaterThan(0);
+  return path.join(copy, 'cli.js');
+};
+
+describe('a front-end of another version', () => {
+  it('makes the running daemon exit and starts one of its own version; servers come back', async () => {
+    const ws = makeE2eWorkspace();
+    ws.writeGlobal(publishedServersYaml(ws.data));
+    await ws.runJson(['mcp', 'status', '--wait']);
+    const old = await ws.runJson<{ pid: number; version: string }>(['daemon', 'status']);
+
+    const other = otherVersionBuild('0.1.0-other');
+    const run = (args: string[]) =>
+      execa(process.execPath, [other, ...args], {
+        cwd: ws.repo,
+        env: ws.env,
+        reject: false,
+        stdin: 'ignore',
+      });
+    const status = await run(['mcp', 'status', '--wait', '--json']);
+    expect(status.exitCode).toBe(0);
+    expect(
+      JSON.parse(String(status.stdout)).servers.map((s: { state: string }) => s.state),
+    ).toEqual(['ready', 'ready', 'ready']);
+    const fresh = JSON.parse(String((await run(['daemon', 'status', '--json'])).stdout)) as {
+      pid: number;
+      version: string;
+    };
+    expect(fresh.version).toBe('0.1.0-other');
+    expect(fresh.pid).not.toBe(old.pid);
+    await run(['daemon', 'stop']);
+  });
+});
