@@ -44,6 +44,10 @@ describe('daemon and niffler mcp (built binary, real servers)', () => {
 
     const tools = await ws.run(['mcp', 'tools', 'everything']);
     expect(tools.stdout).toContain('everything__echo');
+
+    const logs = await ws.run(['mcp', 'logs', 'everything']);
+    expect(logs.exitCode).toBe(0);
+    expect(logs.stdout).toMatch(/\[stderr\] Starting default \(STDIO\) server/);
   });
 
   it('two front-ends starting at once share one daemon', async () => {
