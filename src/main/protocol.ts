@@ -26,7 +26,8 @@ export interface EngineCalls {
   'mcp/logout': { params: { name: string }; result: { status: McpServerStatus; removed: boolean } };
   'mcp/tools': { params: { server?: string }; result: McpToolInfo[] };
   'mcp/call': {
-    params: { server: string; tool: string; args: Record<string, unknown> };
+    /** With `progressToken`, the server's progress notifications come back as `progress`. */
+    params: { server: string; tool: string; args: Record<string, unknown>; progressToken?: string };
     result: ToolResult;
   };
   /** Opens a new session, or resumes one (`resume: ID`, or `continue`: the latest). */
@@ -119,6 +120,7 @@ export type SessionEvent =
   | { type: 'reasoning'; text: string }
   | { type: 'tool-call'; id: string; name: string; server?: string; args: Record<string, unknown> }
   | { type: 'tool-denied'; id: string; name: string; reason: string }
+  | { type: 'tool-progress'; id: string; progress: number; total?: number; message?: string }
   | { type: 'tool-result'; id: string; name: string; result: ToolResult; ms: number }
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'notice'; level: 'info' | 'warn'; text: string }

@@ -45,6 +45,18 @@ describe('daemon and niffler mcp (built binary, real servers)', () => {
     const tools = await ws.run(['mcp', 'tools', 'everything']);
     expect(tools.stdout).toContain('everything__echo');
 
+    const long = await ws.run([
+      'mcp',
+      'call',
+      'everything',
+      'trigger-long-running-operation',
+      '--args',
+      '{"duration":0.3,"steps":3}',
+    ]);
+    expect(long.exitCode).toBe(0);
+    expect(long.stderr).toContain('1/3\n2/3\n');
+    expect(long.stdout).toContain('Long running operation completed');
+
     const logs = await ws.run(['mcp', 'logs', 'everything']);
     expect(logs.exitCode).toBe(0);
     expect(logs.stdout).toMatch(/\[stderr\] Starting default \(STDIO\) server/);

@@ -82,16 +82,25 @@ export class EngineClient {
   }
 
   /** Answers requests the engine sends to this front-end (approvals, elicitations, sampling). */
-  onRequest<M extends ClientMethod>(method: M, handler: (params: ClientCalls[M]['params'], signal: AbortSignal) => Promise<ClientCalls[M]['result']>): void {
-    this.connection.onRequest(method, async (params: ClientCalls[M]['params'], token: CancellationToken) => {
-      const controller = new AbortController();
-      const subscription = token.onCancellationRequested(() => controller.abort());
-      try {
-        return await handler(params, controller.signal);
-      } finally {
-        subscription.dispose();
-      }
-    });
+  onRequest<M extends ClientMethod>(
+    method: M,
+    handler: (
+      params: ClientCalls[M]['params'],
+      signal: AbortSignal,
+    ) => Promise<ClientCalls[M]['result']>,
+  ): void {
+    this.connection.onRequest(
+      method,
+      async (params: ClientCalls[M]['params'], token: CancellationToken) => {
+        const controller = new AbortController();
+        const subscription = token.onCancellationRequested(() => controller.abort());
+        try {
+          return await handler(params, controller.signal);
+        } finally {
+          subscription.dispose();
+        }
+      },
+    );
   }
 
   onClose(listener: () => void): void {

@@ -123,7 +123,7 @@ export const mcpHandlers = (
     const tools = await engine.mcp.listTools();
     return server ? tools.filter((tool) => tool.server === server) : tools;
   },
-  'mcp/call': async ({ server, tool, args }, { signal }) => {
+  'mcp/call': async ({ server, tool, args, progressToken }, { signal, client }) => {
     knownServer(engine, server);
     const [status] = (await waitForServers(engine, [server], signal)).filter(
       (s) => s.name === server,
@@ -140,6 +140,14 @@ export const mcpHandlers = (
         `server "${server}" has no tool "${tool}"; list its tools with niffler mcp tools ${server}`,
       );
     }
-    return engine.mcp.callTool(info.name, args, { signal });
+    return engine.mcp.callTool(info.name, args, {
+      signal,
+      ...(progressToken
+        ? {
+            onProgress: (p: { progress: number; total?: number; message?: string }) =>
+              client.notify('progress', { token: progressToken, ...p }),
+          }
+        : {}),
+    });
   },
 });

@@ -21,7 +21,10 @@ export interface McpTools {
   callTool(
     name: string,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal },
+    options: {
+      signal?: AbortSignal;
+      onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+    },
   ): Promise<ToolResult>;
 }
 
@@ -212,7 +215,17 @@ export const runToolCalls = async (
               { name: item.call.name, args: item.call.args, sessionId: ctx.sessionId },
               signal,
             )
-          : await ctx.mcp.callTool(item.call.name, item.call.args, { signal });
+          : await ctx.mcp.callTool(item.call.name, item.call.args, {
+              signal,
+              onProgress: ({ progress, total, message }) =>
+                io.emit({
+                  type: 'tool-progress',
+                  id: item.call.id,
+                  progress,
+                  ...(total !== undefined ? { total } : {}),
+                  ...(message ? { message } : {}),
+                }),
+            });
     }
     io.emit({
       type: 'tool-result',

@@ -187,22 +187,29 @@ export const mcpCall = (
     const controller = new AbortController();
     const onSigint = () => controller.abort();
     process.once('SIGINT', onSigint);
+    // Progress of a long call goes to stderr: one line each, or one updated line on a terminal.
+    const progressToken = `call-${process.pid}`;
+    let progressShown = false;
+    const offProgress = client.onNotification('progress', ({ token, progress, total, message }) => {
+      if (token !== progressToken) return;
+      const text = `${total ? `${progress}/${total}` : progress}${message ? ` ${message}` : ''}`;
+      if (process.stderr.isTTY) process.stderr.write(`\r\u001b[2K${paint('dim', text)}`);
+      else process.stderr.write(`${text}\n`);
+      progressShown = true;
+    });
     try {
-      const result = await client.request('mcp/call', { server, tool, args }, controller.signal);
+      const result = await client.request(
+        'mcp/call',
+        { server, tool, args, progressToken },
+        controller.signal,
+      );
+      if (progressShown && process.stderr.isTTY) process.stderr.write('\r\u001b[2K');
       if (options.json) printJson(result);
       else print(renderToolResult(result));
       if (!result.ok) process.exitCode = 1;
     } finally {
+      offProgress();
       process.off('SIGINT', onSigint);
     }
   });
-};
-
-export const requireName = (name: string | undefined, command: string): string => {
-  if (!name)
-    throw new NifflerError(
-      'usage',
-      `niffler mcp ${command} needs a server name; see niffler mcp list`,
-    );
-  return name;
 };

@@ -66,6 +66,7 @@ export const createPlainRenderer = () => {
         case 'notice':
           err(paint(event.level === 'warn' ? 'yellow' : 'dim', event.text));
           break;
+        case 'tool-progress':
         case 'turn-start':
         case 'reasoning':
         case 'usage':

@@ -73,6 +73,19 @@ describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
     expect(h.approvals).toEqual([]);
   });
 
+  it('forwards the progress of a long MCP call to the front-end', async () => {
+    const h = await startHarness(carrier);
+    h.llm.queue(
+      reply().tool('everything__trigger-long-running-operation', { duration: 0.3, steps: 3 }),
+      reply().text('done'),
+    );
+    const id = await h.open();
+    expect((await h.prompt(id, 'run the long operation')).outcome).toBe('answered');
+    const progress = h.events.filter((e) => e.type === 'tool-progress');
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress[0]).toMatchObject({ type: 'tool-progress', progress: 1, total: 3 });
+  });
+
   it('ask → deny → the model is told and nothing is written', async () => {
     const h = await startHarness(carrier);
     h.answer = () => 'deny';

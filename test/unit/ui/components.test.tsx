@@ -54,6 +54,12 @@ describe('ToolCallView', () => {
   it.each([
     ['running', card(), 1234, '⠋ echo (everything) message: "hi" · 1.2s'],
     [
+      'running with progress',
+      card({ progress: '2/5 copying' }),
+      1234,
+      '⠋ echo (everything) message: "hi" · 1.2s\n  ⎿ 2/5 copying',
+    ],
+    [
       'done',
       card({ status: 'done', ms: 12, summary: 'Echo: hi', detail: 'Echo: hi' }),
       0,

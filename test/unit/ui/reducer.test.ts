@@ -70,6 +70,29 @@ describe('reducer: daemon events → UI state', () => {
       },
     ],
     [
+      'progress of a running call shows on its card',
+      [
+        submit,
+        ev({ type: 'tool-call', id: 'c1', name: 'slow', server: 'ev', args: {} }),
+        ev({ type: 'tool-progress', id: 'c1', progress: 2, total: 5, message: 'copying' }),
+      ],
+      {
+        live: [
+          { kind: 'user', text: 'hi', attachments: [] },
+          {
+            kind: 'tool',
+            callId: 'c1',
+            name: 'slow',
+            server: 'ev',
+            args: {},
+            status: 'running',
+            startedAt: 1000,
+            progress: '2/5 copying',
+          },
+        ],
+      },
+    ],
+    [
       'a tool result completes its card with a one-line summary',
       [
         submit,

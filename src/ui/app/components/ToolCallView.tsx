@@ -33,11 +33,14 @@ export const ToolCallView = ({ card, elapsedMs = 0, expanded = false }: ToolCall
   );
   if (card.status === 'running')
     return (
-      <Box>
-        <Text color="cyan">
-          <Spinner type="dots" />{' '}
-        </Text>
-        {head}
+      <Box flexDirection="column">
+        <Box>
+          <Text color="cyan">
+            <Spinner type="dots" />{' '}
+          </Text>
+          {head}
+        </Box>
+        {card.progress ? <Text dimColor wrap="truncate-end">{`  ⎿ ${card.progress}`}</Text> : null}
       </Box>
     );
   const color = COLORS[card.status];

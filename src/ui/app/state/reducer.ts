@@ -129,6 +129,16 @@ const onEvent = (state: UiState, event: SessionEvent, now: number): UiState => {
         summary: event.reason,
         ms: now - card.startedAt,
       }));
+    case 'tool-progress':
+      return updateCard(state, event.id, (card) => ({
+        ...card,
+        progress: [
+          event.total ? `${event.progress}/${event.total}` : String(event.progress),
+          event.message,
+        ]
+          .filter(Boolean)
+          .join(' '),
+      }));
     case 'tool-result':
       return updateCard(state, event.id, (card) => ({
         ...card,

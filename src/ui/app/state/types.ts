@@ -23,6 +23,8 @@ export interface ToolCard {
   summary?: string;
   /** The full result text, shown when cards are expanded. */
   detail?: string;
+  /** The server's last progress notification while the call runs: `3/10 copying`. */
+  progress?: string;
 }
 
 export type NoticeLevel = 'info' | 'warn' | 'error';
