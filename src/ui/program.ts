@@ -47,6 +47,18 @@ export const buildProgram = (): Command => {
 
   const globals = (command: Command): GlobalOptions => command.optsWithGlobals<GlobalOptions>();
 
+  program.addHelpText(
+    'after',
+    `
+Examples:
+  niffler                                   open the interactive session
+  niffler -p "what does src/ do?"           answer once, on stdout
+  niffler --continue -p "and the tests?"    go on with the latest session
+  niffler mcp add memory -- npx -y @modelcontextprotocol/server-memory
+  niffler mcp status                        live state of this repository's MCP servers
+  niffler config show --origin              the merged config, each value with its file:line`,
+  );
+
   const config = program.command('config').description('show and locate the configuration');
   config
     .command('show')
@@ -93,7 +105,18 @@ export const buildProgram = (): Command => {
 
   const mcp = program
     .command('mcp')
-    .description('MCP servers: list, live status, start/stop, tools, calls, logs, add/remove');
+    .description('MCP servers: list, live status, start/stop, tools, calls, logs, add/remove')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  niffler mcp add fs -- npx -y @modelcontextprotocol/server-filesystem .
+  niffler mcp add github --url https://api.githubcopilot.com/mcp/ --header 'Authorization:Bearer \${GITHUB_TOKEN}'
+  niffler mcp status --json
+  niffler mcp tools fs --schema
+  niffler mcp call fs read_file --args '{"path":"README.md"}'
+  niffler mcp logs fs --follow`,
+    );
   mcp
     .command('list')
     .description(
