@@ -1,16 +1,10 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHost } from '../../../src/main/threads/api.ts';
+import { describe, expect, it } from 'vitest';
 import { httpError, rateLimited, reply } from '../../fixtures/fake-llm/reply.ts';
 import { startFakeLlm, type FakeLlm } from '../../fixtures/fake-llm/server.ts';
-import { collect, request, specFor, textOf } from './helpers.ts';
+import { collect, request, specFor, textOf, withFakeLlm } from './helpers.ts';
 
-const host = new ApiHost();
 let llm: FakeLlm;
-beforeEach(async () => {
-  llm = await startFakeLlm();
-});
-afterEach(() => llm.close());
-afterAll(() => host.close());
+const host = withFakeLlm((started) => (llm = started));
 
 describe.each(['openai', 'anthropic', 'ollama'] as const)('%s', (provider) => {
   it('retries a 429, honouring Retry-After (capped by maxDelayMs)', async () => {

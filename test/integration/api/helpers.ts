@@ -1,4 +1,5 @@
-import type { ApiHost } from '../../../src/main/threads/api.ts';
+import { afterAll, afterEach, beforeEach } from 'vitest';
+import { ApiHost } from '../../../src/main/threads/api.ts';
 import type {
   ChatMessage,
   LlmEvent,
@@ -7,7 +8,7 @@ import type {
   StreamRequest,
   ToolSpec,
 } from '../../../src/workers/protocol/api.ts';
-import type { FakeLlm } from '../../fixtures/fake-llm/server.ts';
+import { startFakeLlm, type FakeLlm } from '../../fixtures/fake-llm/server.ts';
 
 /** A model pointing at the fake server, with retry waits of a few milliseconds. */
 export const specFor = (
@@ -64,3 +65,19 @@ export const callsOf = (events: LlmEvent[]) =>
   events.flatMap((e) => (e.type === 'tool-call' ? [e.call] : []));
 
 export type { ApiHost };
+
+/**
+ * One API host for the file and a fresh fake LLM server per test: `set` receives each new server.
+ * Returns the host; everything is closed after the tests.
+ */
+export const withFakeLlm = (set: (llm: FakeLlm) => void): ApiHost => {
+  const host = new ApiHost();
+  let current: FakeLlm | undefined;
+  beforeEach(async () => {
+    current = await startFakeLlm();
+    set(current);
+  });
+  afterEach(() => current?.close());
+  afterAll(() => host.close());
+  return host;
+};

@@ -1,16 +1,10 @@
-import { afterAll, afterEach, beforeEach, expect, it } from 'vitest';
-import { ApiHost } from '../../../src/main/threads/api.ts';
+import { expect, it } from 'vitest';
 import { reply } from '../../fixtures/fake-llm/reply.ts';
-import { startFakeLlm, type FakeLlm } from '../../fixtures/fake-llm/server.ts';
-import { collect, request, specFor, textOf } from './helpers.ts';
+import type { FakeLlm } from '../../fixtures/fake-llm/server.ts';
+import { collect, request, specFor, textOf, withFakeLlm } from './helpers.ts';
 
-const host = new ApiHost();
 let llm: FakeLlm;
-beforeEach(async () => {
-  llm = await startFakeLlm();
-});
-afterEach(() => llm.close());
-afterAll(() => host.close());
+const host = withFakeLlm((started) => (llm = started));
 
 it('fails pending streams with worker-exited when the worker dies, then starts a new one', async () => {
   llm.queue(

@@ -1,19 +1,13 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHost } from '../../../src/main/threads/api.ts';
+import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../../src/workers/protocol/api.ts';
 import { noToolSupport, reply } from '../../fixtures/fake-llm/reply.ts';
-import { startFakeLlm, type FakeLlm } from '../../fixtures/fake-llm/server.ts';
-import { callsOf, collect, READ_FILE, request, specFor, textOf } from './helpers.ts';
+import type { FakeLlm } from '../../fixtures/fake-llm/server.ts';
+import { callsOf, collect, READ_FILE, request, specFor, textOf, withFakeLlm } from './helpers.ts';
 
 // One host (one worker) for the file: each test's server has its own port, so what `auto`
 // remembers about one test's model never applies to another's.
-const host = new ApiHost();
 let llm: FakeLlm;
-beforeEach(async () => {
-  llm = await startFakeLlm();
-});
-afterEach(() => llm.close());
-afterAll(() => host.close());
+const host = withFakeLlm((started) => (llm = started));
 
 /** The system prompt and the user/assistant texts a request carried, whatever the format. */
 const transcript = (body: { system?: unknown; messages?: unknown }): string =>

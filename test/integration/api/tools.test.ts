@@ -1,17 +1,11 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiHost } from '../../../src/main/threads/api.ts';
+import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ToolSpec } from '../../../src/workers/protocol/api.ts';
 import { reply } from '../../fixtures/fake-llm/reply.ts';
-import { startFakeLlm, type FakeLlm } from '../../fixtures/fake-llm/server.ts';
-import { callsOf, collect, request, specFor } from './helpers.ts';
+import type { FakeLlm } from '../../fixtures/fake-llm/server.ts';
+import { callsOf, collect, request, specFor, withFakeLlm } from './helpers.ts';
 
-const host = new ApiHost();
 let llm: FakeLlm;
-beforeEach(async () => {
-  llm = await startFakeLlm();
-});
-afterEach(() => llm.close());
-afterAll(() => host.close());
+const host = withFakeLlm((started) => (llm = started));
 
 const LONG_NAME = 'enterprise_github_server__search_repositories_by_topic_and_language_xy';
 const SCHEMA = {
