@@ -1,5 +1,4 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -9,7 +8,7 @@ import { startInProcess } from '../src/main/daemon/in-process.ts';
 import { Transcript } from '../src/main/engine/transcript.ts';
 import { reply } from '../test/fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../test/fixtures/fake-llm/server.ts';
-import { median, type Bench } from './harness.ts';
+import { median, type Bench, serverBin } from './harness.ts';
 
 // Agent-loop overhead per tool step against a zero-latency fake model, in one run:
 // - ours: the real engine in-process (API worker, MCP worker, transcripts) runs turns of STEPS tool
@@ -19,12 +18,7 @@ import { median, type Bench } from './harness.ts';
 //   sent, replayed) streamed with the `openai` client, plus the same tool call made with the raw
 //   SDK client against a second copy of the server.
 // overhead = ours − baseline; goal ≤ 5 ms.
-const require = createRequire(import.meta.url);
-const everything = path.join(
-  path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')),
-  'dist',
-  'index.js',
-);
+const everything = serverBin('server-everything');
 const STEPS = 20;
 const ROUNDS = 7;
 const TOOL = 'everything__echo';

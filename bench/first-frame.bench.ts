@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { execa } from 'execa';
-import { median, type Bench } from './harness.ts';
+import { median, type Bench, serverBin } from './harness.ts';
 
 const cli = path.resolve('dist/cli.js');
 
@@ -57,9 +57,7 @@ const bench: Bench = async () => {
   const home = path.join(base, 'h');
   mkdirSync(path.join(repo, '.git'), { recursive: true });
   mkdirSync(home, { recursive: true });
-  const everything = path.resolve(
-    'node_modules/@modelcontextprotocol/server-everything/dist/index.js',
-  );
+  const everything = serverBin('server-everything');
   writeFileSync(
     path.join(home, 'config.yaml'),
     `mcpServers:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(everything)}, stdio]\n`,

@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { execa } from 'execa';
 
 /** One line of the bench table: our figure, its baseline measured in the same run, and the ratio. */
@@ -56,3 +58,15 @@ export const compareCommands = async (
   }
   return { ours: median(a), baseline: median(b) };
 };
+
+const require = createRequire(import.meta.url);
+
+/** The bin file of a published MCP server package, to run as `node FILE` (never npx). */
+export const serverBin = (
+  pkg: 'server-everything' | 'server-filesystem' | 'server-memory',
+): string =>
+  path.join(
+    path.dirname(require.resolve(`@modelcontextprotocol/${pkg}/package.json`)),
+    'dist',
+    'index.js',
+  );

@@ -1,20 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpHost } from '../src/main/threads/mcp.ts';
-import { median, percentile, type Bench } from './harness.ts';
+import { median, percentile, type Bench, serverBin } from './harness.ts';
 
 // server-everything's `echo`, called by the raw SDK client and through the MCP worker (McpHost →
 // MessagePort → worker → SDK client), in the same run against two copies of the same server.
-const require = createRequire(import.meta.url);
-const everything = path.join(
-  path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')),
-  'dist',
-  'index.js',
-);
+const everything = serverBin('server-everything');
 const WARM_UP = 2_000;
 const ROUNDS = 5;
 const SEQUENTIAL = 500;

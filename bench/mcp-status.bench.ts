@@ -2,11 +2,9 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { compareCommands, median, timeCommand, type Bench } from './harness.ts';
+import { compareCommands, median, timeCommand, type Bench, serverBin } from './harness.ts';
 
 const cli = path.resolve('dist/cli.js');
-const bin = (pkg: string) =>
-  path.resolve('node_modules/@modelcontextprotocol', pkg, 'dist/index.js');
 
 /**
  * Warm `niffler mcp status` with 3 live servers (everything, filesystem, memory), against
@@ -22,19 +20,19 @@ const bench: Bench = async () => {
     {
       name: 'everything',
       command: process.execPath,
-      args: [bin('server-everything'), 'stdio'],
+      args: [serverBin('server-everything'), 'stdio'],
       env: {},
     },
     {
       name: 'filesystem',
       command: process.execPath,
-      args: [bin('server-filesystem'), base],
+      args: [serverBin('server-filesystem'), base],
       env: {},
     },
     {
       name: 'memory',
       command: process.execPath,
-      args: [bin('server-memory')],
+      args: [serverBin('server-memory')],
       env: { MEMORY_FILE_PATH: path.join(base, 'memory.jsonl') },
     },
   ];
