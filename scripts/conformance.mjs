@@ -11,14 +11,22 @@ import { parse } from 'yaml';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
-  console.error(`the conformance suite needs Node >= 22, this is ${process.version}; run it with npm run test:conformance`);
+  console.error(
+    `the conformance suite needs Node >= 22, this is ${process.version}; run it with npm run test:conformance`,
+  );
   process.exit(2);
 }
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const require = createRequire(import.meta.url);
-const cli = path.join(path.dirname(require.resolve('@modelcontextprotocol/conformance/package.json')), 'dist', 'index.js');
-const expected = parse(readFileSync(path.join(root, 'test/conformance/expected-failures.yaml'), 'utf8'))?.client ?? {};
+const cli = path.join(
+  path.dirname(require.resolve('@modelcontextprotocol/conformance/package.json')),
+  'dist',
+  'index.js',
+);
+const expected =
+  parse(readFileSync(path.join(root, 'test/conformance/expected-failures.yaml'), 'utf8'))?.client ??
+  {};
 // The suite runs the command through a shell and kills only that shell on a timeout: `exec`
 // makes the client the process it kills.
 const command = `exec ${process.execPath} --import tsx ${path.join(root, 'test/conformance/client.ts')}`;
@@ -33,16 +41,22 @@ const scenarios = listing
 
 /** Reads the checks a scenario recorded; a scenario with no SUCCESS/FAILURE checks did not pass. */
 const verdict = (dir) => {
-  const found = readdirSync(dir, { recursive: true }).find((f) => String(f).endsWith('checks.json'));
+  const found = readdirSync(dir, { recursive: true }).find((f) =>
+    String(f).endsWith('checks.json'),
+  );
   if (!found) return { pass: false, detail: 'no checks recorded' };
   const checks = JSON.parse(readFileSync(path.join(dir, String(found)), 'utf8'));
   const failures = checks.filter((c) => c.status === 'FAILURE');
   const successes = checks.filter((c) => c.status === 'SUCCESS');
-  if (successes.length + failures.length === 0) return { pass: false, detail: 'no checks recorded' };
+  if (successes.length + failures.length === 0)
+    return { pass: false, detail: 'no checks recorded' };
   return {
     pass: failures.length === 0,
     detail: failures.length
-      ? `${failures.length} failed: ${failures.map((c) => c.id).slice(0, 4).join(', ')}`
+      ? `${failures.length} failed: ${failures
+          .map((c) => c.id)
+          .slice(0, 4)
+          .join(', ')}`
       : `${successes.length} check(s)`,
   };
 };
@@ -52,20 +66,28 @@ let failed = 0;
 let unexpected = 0;
 for (const scenario of scenarios) {
   const out = mkdtempSync(path.join(tmpdir(), 'niffler-conformance-out-'));
-  const run = spawnSync(process.execPath, [cli, 'client', '--command', command, '--scenario', scenario, '--timeout', '30000', '-o', out], {
-    cwd: root,
-    encoding: 'utf8',
-  });
+  const run = spawnSync(
+    process.execPath,
+    [cli, 'client', '--command', command, '--scenario', scenario, '--timeout', '30000', '-o', out],
+    {
+      cwd: root,
+      encoding: 'utf8',
+    },
+  );
   const { pass, detail } = run.error ? { pass: false, detail: run.error.message } : verdict(out);
   rmSync(out, { recursive: true, force: true });
   const reason = expected[scenario];
   if (pass) {
     passed++;
-    console.log(`${reason ? 'XPASS' : 'PASS '} ${scenario} (${detail})${reason ? ' — listed as expected to fail; remove it from expected-failures.yaml' : ''}`);
+    console.log(
+      `${reason ? 'XPASS' : 'PASS '} ${scenario} (${detail})${reason ? ' — listed as expected to fail; remove it from expected-failures.yaml' : ''}`,
+    );
   } else {
     failed++;
     if (!reason) unexpected++;
-    console.log(`${reason ? 'XFAIL' : 'FAIL '} ${scenario} (${detail})${reason ? ` — expected: ${reason}` : ''}`);
+    console.log(
+      `${reason ? 'XFAIL' : 'FAIL '} ${scenario} (${detail})${reason ? ` — expected: ${reason}` : ''}`,
+    );
     if (!reason && run.stderr) console.log(run.stderr.split('\n').slice(-15).join('\n'));
   }
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { reply } from '../fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../fixtures/fake-llm/server.ts';
+import { buildOptions } from '../../scripts/build-options.mjs';
 import { CLI } from './cli.ts';
 import { startTerminal } from './tui-terminal.ts';
 import { makeE2eWorkspace, serverBin } from './workspace.ts';
@@ -86,17 +87,10 @@ describe('interactive session in a real terminal (tmux)', () => {
 describe('bundle', () => {
   it('loads Ink and React only on the interactive path (niffler mcp status never does)', async () => {
     const result = await build({
-      entryPoints: { cli: 'src/ui/cli.ts' },
-      outdir: path.join('dist', '.metafile-probe'),
+      ...buildOptions({ cli: 'src/ui/cli.ts' }, path.join('dist', '.metafile-probe')),
       write: false,
       metafile: true,
-      bundle: true,
-      splitting: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node22',
-      jsx: 'automatic',
-      external: ['piscina', 'react-devtools-core', 'node'],
+      sourcemap: false,
       logLevel: 'silent',
     });
     const outputs: Metafile['outputs'] = result.metafile.outputs;

@@ -1,0 +1,6 @@
+import type { BuildOptions } from 'esbuild';
+
+export declare const buildOptions: (
+  entryPoints: Record<string, string>,
+  outdir: string,
+) => BuildOptions;
