@@ -54,7 +54,7 @@ describe('daemon and niffler mcp (built binary, real servers)', () => {
       '{"duration":0.3,"steps":3}',
     ]);
     expect(long.exitCode).toBe(0);
-    expect(long.stderr).toContain('1/3\n2/3\n');
+    expect(long.stderr).toBe('1/3\n2/3\n3/3');
     expect(long.stdout).toContain('Long running operation completed');
 
     const logs = await ws.run(['mcp', 'logs', 'everything']);

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
+import { keepProgressInOrder } from './in-order.ts';
 import { ProcessTransport, safeEnvironment } from './process-transport.ts';
 
 /** What a transport reports back to its connection besides JSON-RPC. */
@@ -32,6 +33,12 @@ const requestInit = (spec: McpServerSpec): RequestInit | undefined =>
  * when a Streamable HTTP attempt is falling back.
  */
 export const createTransport = (
+  spec: McpServerSpec,
+  kind: McpTransportKind,
+  hooks: TransportHooks,
+): Transport => keepProgressInOrder(transportFor(spec, kind, hooks));
+
+const transportFor = (
   spec: McpServerSpec,
   kind: McpTransportKind,
   hooks: TransportHooks,
