@@ -2,6 +2,10 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { build } from 'esbuild';
+import { fastBuildOptions } from '../scripts/build-options.mjs';
+import { nifflerPaths } from '../src/main/paths.ts';
+import { VERSION } from '../src/main/version.ts';
 import { compareCommands, median, timeCommand, type Bench, serverBin } from './harness.ts';
 
 const cli = path.resolve('dist/cli.js');
@@ -50,6 +54,20 @@ const bench: Bench = async () => {
       () => timeCommand(process.execPath, ['-e', '0']),
       20,
     );
+    // The same two questions from a bare vscode-jsonrpc client, bundled alike (see the fixture).
+    const floorDir = path.resolve('node_modules/.cache/niffler-bench');
+    await build({
+      ...fastBuildOptions(floorDir),
+      entryPoints: { 'jsonrpc-status': path.resolve('bench/fixtures/jsonrpc-status.ts') },
+      sourcemap: false,
+    });
+    const socket = nifflerPaths(repo, env).socket;
+    const vsFloor = await compareCommands(
+      warm,
+      () =>
+        timeCommand(process.execPath, [path.join(floorDir, 'jsonrpc-status.js'), VERSION, socket]),
+      20,
+    );
     const raw = () =>
       timeCommand(
         process.execPath,
@@ -68,6 +86,15 @@ const bench: Bench = async () => {
         unit: 'ms',
         ratio: vsNode.ours / vsNode.baseline,
         goal: '<= 1.5x',
+      },
+      {
+        name: 'warm mcp status vs a bare vscode-jsonrpc client (ms)',
+        ours: vsFloor.ours,
+        baseline: vsFloor.baseline,
+        baselineName: 'vscode-jsonrpc floor',
+        unit: 'ms',
+        ratio: vsFloor.ours / vsFloor.baseline,
+        notes: `the floor itself is ${(vsFloor.baseline / vsNode.baseline).toFixed(2)}x node -e 0`,
       },
       {
         name: 'warm mcp status vs raw SDK connect+list (ms)',

@@ -4,3 +4,5 @@ export declare const buildOptions: (
   entryPoints: Record<string, string>,
   outdir: string,
 ) => BuildOptions;
+
+export declare const fastBuildOptions: (outdir: string) => BuildOptions;

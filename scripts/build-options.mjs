@@ -14,6 +14,17 @@ const lazyCrypto = {
   },
 };
 
+/**
+ * `src/ui/fast.ts`, the fast path of the hot listings, is its own self-contained bundle
+ * (`dist/fast.js`, see `fastBuildOptions`): the main build leaves `import('./fast.ts')` to it.
+ */
+const fastExternal = {
+  name: 'fast-external',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/fast\.ts$/ }, () => ({ path: './fast.js', external: true }));
+  },
+};
+
 /** esbuild options for bundling `entryPoints` into `outdir` with code splitting. */
 export const buildOptions = (entryPoints, outdir) => ({
   entryPoints,
@@ -27,7 +38,7 @@ export const buildOptions = (entryPoints, outdir) => ({
   sourcemap: 'linked',
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
-  plugins: [lazyCrypto],
+  plugins: [lazyCrypto, fastExternal],
   // React and its reconciler ship development builds behind this check: drop them from the bundle.
   define: { 'process.env.NODE_ENV': '"production"' },
   // Packages that load files next to themselves at run time, or are optional, stay external.
@@ -36,4 +47,14 @@ export const buildOptions = (entryPoints, outdir) => ({
   banner: {
     js: "import { createRequire as __nifflerCreateRequire } from 'node:module'; const require = __nifflerCreateRequire(import.meta.url);",
   },
+});
+
+/**
+ * esbuild options for `dist/fast.js`: the fast path in one file, with no chunks to resolve and
+ * load one by one (each ESM module costs a few tenths of a millisecond at start-up).
+ */
+export const fastBuildOptions = (outdir) => ({
+  ...buildOptions({ fast: 'src/ui/fast.ts' }, outdir),
+  splitting: false,
+  plugins: [lazyCrypto],
 });

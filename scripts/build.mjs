@@ -3,7 +3,7 @@
 import { build } from 'esbuild';
 import { chmod, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { buildOptions } from './build-options.mjs';
+import { buildOptions, fastBuildOptions } from './build-options.mjs';
 
 const entries = {
   cli: 'src/ui/cli.ts',
@@ -19,4 +19,5 @@ const entryPoints = Object.fromEntries(
 
 await rm('dist', { recursive: true, force: true });
 await build(buildOptions(entryPoints, 'dist'));
+await build(fastBuildOptions('dist'));
 await chmod('dist/cli.js', 0o755);

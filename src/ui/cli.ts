@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import module from 'node:module';
 import { VERSION } from '../main/version.ts';
+import type * as Fast from './fast.ts';
 
 // Node caches the compiled code of our bundles on disk (os.tmpdir()/node-compile-cache): every
 // later start skips parsing and compiling them. Everything else below is imported dynamically,
@@ -19,16 +20,16 @@ for (const stream of [process.stdout, process.stderr])
 /**
  * The hot read-only listings, called by scripts and status lines many times a minute, skip the
  * command tree when their arguments are exactly these flags (anything else, `--help` included,
- * goes through commander as usual).
+ * goes through commander as usual). They live in one module (see fast.ts).
  */
-const fastRoute = (args: string[]): (() => Promise<void>) | undefined => {
+const fastRoute = (args: string[]): ((fast: typeof Fast) => Promise<void>) | undefined => {
   const [group, verb, ...flags] = args;
   const only = (allowed: string[]) => flags.every((f) => allowed.includes(f));
   const options = { json: flags.includes('--json'), wait: flags.includes('--wait') };
   if (group === 'mcp' && verb === 'status' && only(['--json', '--wait']))
-    return async () => (await import('./commands/mcp-live.ts')).mcpStatus(options);
+    return (fast) => fast.mcpStatus(options);
   if (group === 'daemon' && verb === 'status' && only(['--json']))
-    return async () => (await import('./commands/daemon.ts')).daemonStatus(options);
+    return (fast) => fast.daemonStatus(options);
   return undefined;
 };
 
@@ -50,12 +51,12 @@ const main = async (argv: string[]): Promise<number> => {
       (error: unknown) => reportError(error),
     );
   }
-  const fast = fastRoute(args);
-  if (fast) {
-    const { reportError } = await import('./render/output.ts');
-    return fast().then(
+  const route = fastRoute(args);
+  if (route) {
+    const fast = await import('./fast.ts');
+    return route(fast).then(
       () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
-      (error: unknown) => reportError(error),
+      (error: unknown) => fast.reportError(error),
     );
   }
   const [{ CommanderError }, { buildProgram }, { reportError }] = await Promise.all([

@@ -1,9 +1,10 @@
 import { build, type Metafile } from 'esbuild';
+import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { reply } from '../fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../fixtures/fake-llm/server.ts';
-import { buildOptions } from '../../scripts/build-options.mjs';
+import { buildOptions, fastBuildOptions } from '../../scripts/build-options.mjs';
 import { CLI } from './cli.ts';
 import { startTerminal } from './tui-terminal.ts';
 import { makeE2eWorkspace, serverBin } from './workspace.ts';
@@ -109,14 +110,34 @@ describe('bundle', () => {
     };
     const isUi = (input: string) =>
       /node_modules\/(ink|react|react-reconciler|marked|marked-terminal)\//.test(input);
-    const statusPath = staticClosure([
+    const commandPath = staticClosure([
       byEntry('src/ui/cli.ts'),
       byEntry('src/ui/program.ts'),
       byEntry('src/ui/commands/mcp-live.ts'),
     ]);
-    expect(statusPath.length).toBeGreaterThan(0);
-    expect(statusPath.filter(isUi)).toEqual([]);
+    expect(commandPath.length).toBeGreaterThan(0);
+    expect(commandPath.filter(isUi)).toEqual([]);
     const interactivePath = staticClosure([byEntry('src/ui/app/run.tsx')]);
     expect(interactivePath.some((input) => input.includes('node_modules/ink/'))).toBe(true);
+  });
+
+  it('builds the status fast path as one file with only the JSON-RPC library in it', async () => {
+    const result = await build({
+      ...fastBuildOptions(path.join('dist', '.metafile-probe')),
+      write: false,
+      metafile: true,
+      sourcemap: false,
+      logLevel: 'silent',
+    });
+    const [output, ...others] = Object.values(result.metafile.outputs);
+    expect(others).toEqual([]);
+    // Node's own modules only: no chunk to load after it.
+    expect(output!.imports.filter((i) => !isBuiltin(i.path))).toEqual([]);
+    const packages = new Set(
+      Object.keys(output!.inputs).flatMap(
+        (input) => /node_modules\/([^/]+)\//.exec(input)?.[1] ?? [],
+      ),
+    );
+    expect([...packages]).toEqual(['vscode-jsonrpc']);
   });
 });

@@ -12,18 +12,17 @@ const otherVersionBuild = (version: string): string => {
   rmSync(copy, { recursive: true, force: true });
   cpSync(dist, copy, { recursive: true });
   onTestFinished(() => rmSync(copy, { recursive: true, force: true }));
-  const chunks = path.join(copy, 'chunks');
-  const stamped = readdirSync(chunks).filter(
-    (f) =>
-      f.endsWith('.js') && readFileSync(path.join(chunks, f), 'utf8').includes('version: "0.1.0"'),
-  );
-  for (const file of stamped) {
-    const full = path.join(chunks, file);
-    writeFileSync(
-      full,
-      readFileSync(full, 'utf8').replace('version: "0.1.0"', `version: ${JSON.stringify(version)}`),
+  // Every bundle that carries the version: the chunks of the command tree and the fast path.
+  const stamped = readdirSync(copy, { recursive: true, encoding: 'utf8' })
+    .map((file) => path.join(copy, file))
+    .filter(
+      (file) => file.endsWith('.js') && readFileSync(file, 'utf8').includes('version: "0.1.0"'),
     );
-  }
+  for (const file of stamped)
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace('version: "0.1.0"', `version: ${JSON.stringify(version)}`),
+    );
   expect(stamped.length).toBeGreaterThan(0);
   return path.join(copy, 'cli.js');
 };

@@ -1,50 +1,22 @@
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { NifflerError } from '../../main/errors.ts';
-import { findWorkspace, nifflerPaths, tildify } from '../../main/paths.ts';
+import { findWorkspace, nifflerPaths } from '../../main/paths.ts';
 import { isAlive } from '../../main/daemon/lifecycle.ts';
 import type { GlobalOptions } from '../context.ts';
 import { withRunningDaemon } from '../engine.ts';
-import { formatBytes, formatDuration } from '../render/format.ts';
+import { showDaemonStatus } from './status-views.ts';
 import { print, printJson } from '../render/output.ts';
 
 /** `niffler daemon status [--json]`: pid, uptime, root, socket, clients, memory, config files. */
 export const daemonStatus = (options: GlobalOptions): Promise<void> =>
-  withRunningDaemon(options, async (client, root) => {
-    if (!client) {
-      if (options.json) printJson({ running: false, root, socket: nifflerPaths(root).socket });
-      else
-        print(
-          `No daemon runs for ${root}. Any niffler command that needs one starts it (e.g. niffler mcp status).`,
-        );
-      return;
-    }
-    const status = await client.request('daemon/status', {});
-    if (options.json) {
-      printJson({ running: true, ...status });
-      return;
-    }
-    print(
-      `daemon   pid ${status.pid}, version ${status.version}, up ${formatDuration(status.uptimeMs)}`,
-    );
-    print(`root     ${status.root}`);
-    print(`socket   ${status.socket ?? '(in-process)'}`);
-    print(
-      `clients  ${status.clients} attached, ${status.runningTurns} turn(s) running; exits after ${status.idleMinutes} min idle`,
-    );
-    print(
-      `memory   ${formatBytes(status.memory.rssBytes)} RSS, ${formatBytes(status.memory.heapUsedBytes)} heap`,
-    );
-    print(`log      ${tildify(status.logFile)}`);
-    print(
-      'config   ' +
-        (status.configFiles
-          .filter((f) => f.exists)
-          .map((f) => tildify(f.file))
-          .join(', ') || '(defaults only)'),
-    );
-    if (status.configError) print(`error    ${status.configError}`);
-  });
+  withRunningDaemon(options, async (client, root) =>
+    showDaemonStatus(
+      client ? await client.request('daemon/status', {}) : null,
+      { root, socket: nifflerPaths(root).socket },
+      options,
+    ),
+  );
 
 const waitForExit = async (pid: number, timeoutMs: number): Promise<boolean> => {
   const deadline = Date.now() + timeoutMs;

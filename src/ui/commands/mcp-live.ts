@@ -1,81 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { NifflerError } from '../../main/errors.ts';
-import type { McpServerStatus, McpToolInfo, ToolResult } from '../../main/protocol.ts';
+import type { McpToolInfo, ToolResult } from '../../main/protocol.ts';
 import type { GlobalOptions } from '../context.ts';
 import { withEngine } from '../engine.ts';
-import { formatTable, paint, print, printJson, warn } from '../render/output.ts';
-import { formatDuration, formatMs, truncate } from '../render/format.ts';
+import { showMcpStatus } from './status-views.ts';
+import { paint, print, printJson } from '../render/output.ts';
+import { truncate } from '../render/format.ts';
 
 // The live commands talk to the daemon only: this module must not load the config schema, the
 // SDK or Ink, so that a warm `niffler mcp status` costs little more than starting Node.
 const usageError = (message: string): NifflerError => new NifflerError('usage', message);
 
-const stateColor = (state: McpServerStatus['state']): string => {
-  switch (state) {
-    case 'ready':
-      return paint('green', state, process.stdout);
-    case 'failed':
-      return paint('red', state, process.stdout);
-    case 'degraded':
-    case 'starting':
-    case 'untrusted':
-    case 'needs-auth':
-      return paint('yellow', state, process.stdout);
-    default:
-      return paint('dim', state, process.stdout);
-  }
-};
-
 /** `niffler mcp status`: live state and metrics from the daemon. */
 export const mcpStatus = (options: GlobalOptions & { wait?: boolean }): Promise<void> =>
-  withEngine(options, async (client) => {
-    const result = await client.request('mcp/status', options.wait ? { wait: true } : {});
-    if (options.json) {
-      printJson(result);
-      return;
-    }
-    if (result.configError)
-      warn(
-        `the config has an error; the daemon keeps its last good config:\n${result.configError}`,
-      );
-    if (result.servers.length === 0) {
-      print('No MCP servers configured. Add one: niffler mcp add NAME -- COMMAND ARGS…');
-      return;
-    }
-    const now = Date.now();
-    print(
-      formatTable(
-        [
-          'NAME',
-          'STATE',
-          'PID',
-          'UPTIME',
-          'RESTARTS',
-          'TOOLS',
-          'CALLS',
-          'ERRORS',
-          'P50',
-          'P95',
-          'LAST ERROR',
-        ],
-        result.servers.map((s) => [
-          s.name,
-          stateColor(s.state),
-          s.pid ? String(s.pid) : '-',
-          s.startedAt && s.state !== 'stopped' && s.state !== 'failed'
-            ? formatDuration(now - s.startedAt)
-            : '-',
-          String(s.restarts),
-          String(s.tools),
-          String(s.calls),
-          String(s.errors),
-          formatMs(s.p50Ms),
-          formatMs(s.p95Ms),
-          s.lastError ? truncate(s.lastError.message.split('\n')[0] ?? '', 60) : '',
-        ]),
-      ),
-    );
-  });
+  withEngine(options, async (client) =>
+    showMcpStatus(await client.request('mcp/status', options.wait ? { wait: true } : {}), options),
+  );
 
 const act =
   (method: 'mcp/start' | 'mcp/stop' | 'mcp/restart', verb: string) =>

@@ -1,0 +1,37 @@
+import { requestDaemon } from '../main/daemon/lifecycle.ts';
+import { findWorkspace, nifflerPaths } from '../main/paths.ts';
+import { showDaemonStatus, showMcpStatus } from './commands/status-views.ts';
+import { info } from './render/output.ts';
+
+// The hot read-only listings, which scripts and status lines call many times a minute. The build
+// makes this module one self-contained file (dist/fast.js), loaded by one import, and each command
+// is one round trip to a warm daemon: no command tree, no engine, no SDK.
+
+export { reportError } from './render/output.ts';
+
+const client = () => process.argv.slice(2).join(' ');
+
+/** `niffler mcp status [--json] [--wait]`, starting the daemon when none runs. */
+export const mcpStatus = async (options: { json: boolean; wait: boolean }): Promise<void> => {
+  const { root } = findWorkspace(process.cwd());
+  const reply = await requestDaemon(
+    {
+      root,
+      client: client(),
+      onStarting: () => {
+        if (process.stderr.isTTY) info('starting the niffler daemon for this repository…');
+      },
+    },
+    'mcp/status',
+    options.wait ? { wait: true } : {},
+  );
+  if (!reply) throw new Error('unreachable: requestDaemon with start returns a reply');
+  showMcpStatus(reply.result, options);
+};
+
+/** `niffler daemon status [--json]`; never starts a daemon. */
+export const daemonStatus = async (options: { json: boolean }): Promise<void> => {
+  const { root } = findWorkspace(process.cwd());
+  const reply = await requestDaemon({ root, client: client(), start: false }, 'daemon/status', {});
+  showDaemonStatus(reply?.result ?? null, { root, socket: nifflerPaths(root).socket }, options);
+};
