@@ -303,10 +303,8 @@ export class McpHost {
   private spawn(): Promise<void> {
     const worker = startWorker('mcp', { workerData: this.data });
     this.worker = worker;
-    // Both sides batch: a message is one event or request, or an array of them.
     this.rpc = new RpcChannel<McpCalls>(worker, {
       defaultTimeoutMs: this.options.requestTimeoutMs,
-      batch: true,
     });
     return new Promise<void>((resolve, reject) => {
       let ready = false;
@@ -318,10 +316,7 @@ export class McpHost {
         }
         this.receive(event);
       };
-      worker.on('message', (message: McpEvent | McpEvent[]) => {
-        if (!Array.isArray(message)) return receive(message);
-        for (const event of message) receive(event);
-      });
+      worker.on('message', receive);
       worker.on('error', (error) =>
         this.options.logger?.error('mcp worker error', {
           error: error.message,

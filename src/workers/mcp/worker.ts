@@ -14,19 +14,8 @@ if (!parentPort) throw new Error('the MCP worker must run in a worker thread');
 const port = parentPort;
 const data = workerData as McpWorkerData;
 
-// Events leave in batches: whatever is posted during one drain of the microtask queue (say, the
-// replies to several calls whose responses arrived in one read) reaches main as one message, an
-// array, which saves waking main once per event; a lone event is posted as itself, without delay.
-// Main batches its requests alike.
-let outbox: McpEvent[] = [];
-const flush = () => {
-  const events = outbox;
-  outbox = [];
-  if (events.length > 0) port.postMessage(events.length === 1 ? events[0] : events);
-};
-const post = (event: McpEvent) => {
-  if (outbox.push(event) === 1) queueMicrotask(flush);
-};
+// Events leave one by one, as they happen (see RpcChannel.send for why never in batches).
+const post = (event: McpEvent) => port.postMessage(event);
 
 let nextAsk = 1;
 const asks = new Map<number, (answer: never) => void>();
@@ -144,7 +133,6 @@ const run = (
     )
     .finally(() => {
       if (request.type !== 'shutdown') return;
-      flush();
       port.close();
     });
 };
@@ -163,11 +151,7 @@ const receive = (request: McpRequest) => {
   }
 };
 
-// Main batches too: a message is one request or an array of them.
-port.on('message', (message: McpRequest | McpRequest[]) => {
-  if (!Array.isArray(message)) return receive(message);
-  for (const request of message) receive(request);
-});
+port.on('message', receive);
 
 // If the thread is torn down without a shutdown request, no server process outlives it.
 process.on('exit', () => manager.killAll());

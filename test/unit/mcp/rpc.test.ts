@@ -65,21 +65,17 @@ describe('RpcChannel over a real MessageChannel', () => {
   });
 });
 
-describe('RpcChannel with batching', () => {
-  it('posts requests made together as one array, and a cancel never overtakes its request', async () => {
+describe('RpcChannel messages', () => {
+  it('posts each request as it is made, and a cancel after the request it cancels', async () => {
     const channel = new MessageChannel();
     onTestFinished(() => channel.port1.close());
-    const rpc = new RpcChannel<Calls>(channel.port1, { batch: true });
+    const rpc = new RpcChannel<Calls>(channel.port1);
     channel.port1.on('message', (m: { type: string }) => rpc.handle(m));
     const received: unknown[] = [];
-    channel.port2.on('message', (message: { type: string; id: number; text?: string }[]) => {
-      received.push(message);
-      const batch = Array.isArray(message) ? message : [message];
-      for (const m of batch)
-        if (m.type === 'echo')
-          channel.port2.postMessage({ type: 'result', id: m.id, value: m.text });
+    channel.port2.on('message', (m: { type: string; id: number; text?: string }) => {
+      received.push(m);
+      if (m.type === 'echo') channel.port2.postMessage({ type: 'result', id: m.id, value: m.text });
     });
-    const lone = await rpc.request('echo', { text: 'lone' });
     const both = await Promise.all([
       rpc.request('echo', { text: 'a' }),
       rpc.request('echo', { text: 'b' }),
@@ -88,18 +84,13 @@ describe('RpcChannel with batching', () => {
     const canceled = rpc.request('hang', {}, { signal: controller.signal });
     controller.abort();
     await expect(canceled).rejects.toMatchObject({ code: 'canceled' });
-    await vi.waitFor(() => expect(received).toHaveLength(3));
-    expect([lone, ...both]).toEqual(['lone', 'a', 'b']);
+    await vi.waitFor(() => expect(received).toHaveLength(4));
+    expect(both).toEqual(['a', 'b']);
     expect(received).toEqual([
-      { type: 'echo', id: 1, text: 'lone' },
-      [
-        { type: 'echo', id: 2, text: 'a' },
-        { type: 'echo', id: 3, text: 'b' },
-      ],
-      [
-        { type: 'hang', id: 4 },
-        { type: 'cancel', id: 4 },
-      ],
+      { type: 'echo', id: 1, text: 'a' },
+      { type: 'echo', id: 2, text: 'b' },
+      { type: 'hang', id: 3 },
+      { type: 'cancel', id: 3 },
     ]);
   });
 });
