@@ -3,7 +3,19 @@ import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.tmp/', 'bench/results.json', '**/*.mjs', '**/*.cjs', '**/*.js', 'vitest.config.ts'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'coverage/',
+      '.tmp/',
+      'bench/results.json',
+      '**/*.mjs',
+      '**/*.cjs',
+      '**/*.js',
+      'vitest.config.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
