@@ -6,6 +6,7 @@ import type {
   McpServerStatus,
 } from '../../workers/protocol/mcp.ts';
 import { loadConfig, type FlagOverride, type LoadedConfig } from '../config/load.ts';
+import { NifflerError } from '../errors.ts';
 import type { AttachedClient, EngineHandlers, RequestContext } from '../daemon/connection.ts';
 import type { Logger } from '../log.ts';
 import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
@@ -269,15 +270,18 @@ export class Engine implements EngineHandlers {
       tools: this.tools,
       mcp: this.mcp,
       approvals: this.approvals,
-      config: () => this.#loaded ?? this.#defaultLoaded(),
+      config: () => this.#requireConfig(),
       resolveModel: (name) => resolveModelSpec(this.config, name, this.options.env ?? process.env),
     };
   }
 
-  #defaultLoaded(): LoadedConfig {
-    const result = loadConfig({ root: this.options.root, env: {} });
-    if (result.ok) return result.value;
-    throw result.error;
+  /** The config a turn runs with; none while the config has never loaded (the error says why). */
+  #requireConfig(): LoadedConfig {
+    if (this.#loaded) return this.#loaded;
+    throw new NifflerError(
+      'config-invalid',
+      `${this.#configError ?? 'the config did not load'}\nFix it and save: the daemon reloads it.`,
+    );
   }
 
   /** The front-end whose turn runs now: the one asked for approvals, elicitations and sampling. */

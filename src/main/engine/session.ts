@@ -133,8 +133,9 @@ export class Session {
         'usage',
         `session ${this.id} is already running a turn; wait for it or cancel it`,
       );
-    this.#running = true;
+    // Read before taking the session: a config that does not load fails this prompt only.
     const config = this.deps.config().config;
+    this.#running = true;
     const modelName = params.model ?? config.model;
     const turn = ++this.#turn;
     let usage = zeroUsage();
