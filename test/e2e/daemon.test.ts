@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { connectSocket } from '../../src/main/daemon/client.ts';
+import { nifflerPaths } from '../../src/main/paths.ts';
 import type { DaemonStatus, McpStatusResult } from '../../src/main/protocol.ts';
 import { isAlive, makeE2eWorkspace, publishedServersYaml } from './workspace.ts';
 
@@ -106,10 +108,23 @@ describe('daemon and niffler mcp (built binary, real servers)', () => {
     const ws = makeE2eWorkspace();
     ws.writeGlobal(publishedServersYaml(ws.data));
     const before = await ws.runJson<McpStatusResult>(['mcp', 'status', '--wait']);
-    ws.writeGlobal(publishedServersYaml(ws.data) + '  broken: [\n');
-    let after = await ws.runJson<McpStatusResult>(['mcp', 'status']);
-    for (let i = 0; i < 200 && after.configError === null; i++)
+    // Attached before the edit (a round trip proves the daemon has registered this client), so
+    // the daemon's config/changed notification for the failed reload cannot be missed.
+    const client = await connectSocket(nifflerPaths(ws.repo, ws.env).socket);
+    let after: McpStatusResult;
+    try {
+      await client.request('daemon/status', {});
+      const failed = new Promise<void>((resolve) =>
+        client.onNotification('config/changed', (change) => {
+          if (!change.ok) resolve();
+        }),
+      );
+      ws.writeGlobal(publishedServersYaml(ws.data) + '  broken: [\n');
+      await failed;
       after = await ws.runJson<McpStatusResult>(['mcp', 'status']);
+    } finally {
+      client.close();
+    }
     expect(after.configError).toMatch(/config\.yaml:\d+: /);
     expect(after.servers.map((s) => [s.name, s.state, s.pid])).toEqual(
       before.servers.map((s) => [s.name, s.state, s.pid]),
