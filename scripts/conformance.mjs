@@ -1,7 +1,8 @@
 // Runs every client scenario of @modelcontextprotocol/conformance, one at a time, against
 // test/conformance/client.ts (niffler's own MCP layer). Prints one line per scenario and, last,
-// `N passed, M failed`. Exits non-zero only for a failure not listed in
-// test/conformance/expected-failures.yaml. Needs Node >= 22 (npm scripts put it on PATH).
+// `N passed, M failed`. Exits non-zero for a failure not listed in
+// test/conformance/expected-failures.yaml, for an argument naming no client scenario, and when
+// no client scenario is found at all. Needs Node >= 22 (npm scripts put it on PATH).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -32,12 +33,32 @@ const expected =
 const command = `exec ${process.execPath} --import tsx ${path.join(root, 'test/conformance/client.ts')}`;
 
 const listing = execFileSync(process.execPath, [cli, 'list'], { encoding: 'utf8' });
+const heading = listing.indexOf('Client scenarios');
+const available =
+  heading === -1
+    ? []
+    : listing
+        .slice(heading)
+        .split('\n')
+        .map((line) => /^\s+- (\S+)/.exec(line)?.[1])
+        .filter(Boolean);
+// An empty list means `conformance list` changed its output: running nothing must not pass.
+if (available.length === 0) {
+  console.error(
+    'found no client scenarios in the output of `conformance list` (has its format changed?):\n' +
+      listing,
+  );
+  process.exit(1);
+}
 const only = process.argv.slice(2);
-const scenarios = listing
-  .slice(listing.indexOf('Client scenarios'))
-  .split('\n')
-  .map((line) => /^\s+- (\S+)/.exec(line)?.[1])
-  .filter((name) => name && (only.length === 0 || only.includes(name)));
+const unknown = only.filter((name) => !available.includes(name));
+if (unknown.length > 0) {
+  console.error(
+    `unknown client scenario(s): ${unknown.join(', ')}\navailable: ${available.join(', ')}`,
+  );
+  process.exit(1);
+}
+const scenarios = only.length === 0 ? available : available.filter((name) => only.includes(name));
 
 /** Reads the checks a scenario recorded; a scenario with no SUCCESS/FAILURE checks did not pass. */
 const verdict = (dir) => {
