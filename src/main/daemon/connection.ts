@@ -76,9 +76,13 @@ export const serveConnection = (
   const client: AttachedClient = {
     id: nextClientId++,
     notify: (name, params) => {
-      connection.sendNotification(name, params).catch(() => {
-        // The client went away; its close handler detaches it.
-      });
+      // A client that went away is skipped (its close handler detaches it): vscode-jsonrpc throws
+      // at once on a closed connection, and rejects when the write fails later.
+      try {
+        connection.sendNotification(name, params).catch(() => {});
+      } catch {
+        // closed
+      }
     },
     ask: async (method, params, signal) => {
       const source = new CancellationTokenSource();
@@ -103,9 +107,16 @@ export const serveConnection = (
       }
     },
   };
+  // What this front-end asked for stops when it goes away: vscode-jsonrpc does not cancel the
+  // requests of a closed connection, so a killed terminal would leave its turn running.
+  const inFlight = new Set<AbortController>();
+  connection.onClose(() => {
+    for (const controller of inFlight) controller.abort();
+  });
   for (const method of METHODS) {
     connection.onRequest(method, async (params: unknown, token: CancellationToken) => {
       const controller = new AbortController();
+      inFlight.add(controller);
       const subscription = token.onCancellationRequested(() => controller.abort());
       try {
         return await engine.handle(method, params ?? {}, { client, signal: controller.signal });
@@ -114,6 +125,7 @@ export const serveConnection = (
         delete wire.stack;
         return new ResponseError<WireError>(WIRE_ERROR_CODE, wire.message, wire);
       } finally {
+        inFlight.delete(controller);
         subscription.dispose();
       }
     });
@@ -129,7 +141,6 @@ export const fromResponseError = (error: unknown): NifflerError => {
   if (error instanceof NifflerError) return error;
   if (error instanceof ResponseError && error.code === WIRE_ERROR_CODE && error.data)
     return fromWire(error.data as WireError);
-  if (error instanceof NifflerError) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new NifflerError(
     'daemon-unreachable',
