@@ -52,3 +52,11 @@ export const redactKnown = (text: string, secrets: Iterable<string>): string => 
   for (const secret of secrets) if (secret.length >= 6) out = out.split(secret).join(REDACTED);
   return out;
 };
+
+/** What a server entry runs, secrets redacted: `command args…`, or its URL. */
+export const describeServer = (definition: unknown): string => {
+  const server = redact((definition ?? {}) as Record<string, unknown>);
+  if (typeof server['command'] === 'string')
+    return [server['command'], ...((server['args'] as string[] | undefined) ?? [])].join(' ');
+  return typeof server['url'] === 'string' ? server['url'] : JSON.stringify(server);
+};

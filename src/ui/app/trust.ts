@@ -1,18 +1,10 @@
 import { loadConfig } from '../../main/config/load.ts';
-import { redact } from '../../main/config/redact.ts';
+import { describeServer } from '../../main/config/redact.ts';
 import { trustWorkspace } from '../../main/config/trust.ts';
 import type { EngineApi as EngineClient } from './deferred-client.ts';
 import { nifflerPaths, type Env } from '../../main/paths.ts';
 import type { McpServerStatus } from '../../main/protocol.ts';
 import type { Dialog, DialogAnswer } from './state/types.ts';
-
-/** What a server entry would run, secrets redacted: `command args…` or its URL. */
-export const describeServer = (definition: unknown): string => {
-  const server = redact((definition ?? {}) as Record<string, unknown>);
-  if (typeof server['command'] === 'string')
-    return [server['command'], ...((server['args'] as string[] | undefined) ?? [])].join(' ');
-  return typeof server['url'] === 'string' ? server['url'] : JSON.stringify(server);
-};
 
 interface TrustDeps {
   client: EngineClient;

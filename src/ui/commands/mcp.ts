@@ -1,4 +1,5 @@
 import type { ResolvedServer } from '../../main/config/load.ts';
+import { describeServer } from '../../main/config/redact.ts';
 import { tildify } from '../../main/paths.ts';
 import { loadForCommand, type GlobalOptions } from '../context.ts';
 import { formatTable, print, printJson } from '../render/output.ts';
@@ -13,11 +14,6 @@ const trustLabel = (server: ResolvedServer): string =>
         ? 'no: changed'
         : 'no: untrusted';
 
-const target = (server: ResolvedServer): string =>
-  server.definition.command
-    ? [server.definition.command, ...(server.definition.args ?? [])].join(' ')
-    : (server.definition.url ?? '');
-
 /** `niffler mcp list`: configured servers, from the config alone (no daemon, no server started). */
 export const mcpList = (options: GlobalOptions): void => {
   const loaded = loadForCommand(options);
@@ -27,7 +23,7 @@ export const mcpList = (options: GlobalOptions): void => {
         name: s.name,
         displayName: s.displayName,
         transport: s.transport,
-        target: target(s),
+        target: describeServer(s.definition),
         source: s.source.file ?? s.source.kind,
         line: s.source.line ?? null,
         enabled: s.enabled,
@@ -50,7 +46,7 @@ export const mcpList = (options: GlobalOptions): void => {
         s.enabled ? 'yes' : 'no',
         trustLabel(s),
         `${tildify(s.source.file ?? s.source.kind)}${s.source.line ? `:${s.source.line}` : ''}`,
-        truncate(target(s), 60),
+        truncate(describeServer(s.definition), 60),
       ]),
     ),
   );

@@ -1,17 +1,8 @@
-import { redact } from '../../main/config/redact.ts';
+import { describeServer } from '../../main/config/redact.ts';
 import { revokeWorkspace, trustWorkspace } from '../../main/config/trust.ts';
 import { nifflerPaths } from '../../main/paths.ts';
 import { loadForCommand, type GlobalOptions } from '../context.ts';
 import { print, printJson } from '../render/output.ts';
-
-const describeServer = (entry: unknown): string => {
-  const server = redact((entry ?? {}) as Record<string, unknown>);
-  const command =
-    typeof server['command'] === 'string'
-      ? [server['command'], ...((server['args'] as string[] | undefined) ?? [])].join(' ')
-      : undefined;
-  return command ?? (typeof server['url'] === 'string' ? server['url'] : JSON.stringify(server));
-};
 
 /** `niffler trust [--revoke]`: lets this repository's config start its servers (or stops letting it). */
 export const trust = (options: GlobalOptions & { revoke?: boolean }): void => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED, redact, redactString } from '../../../src/main/config/redact.ts';
+import { REDACTED, describeServer, redact, redactString } from '../../../src/main/config/redact.ts';
 
 describe('redaction', () => {
   it('redacts env and header values, key-like keys and token-like strings', () => {
@@ -31,4 +31,17 @@ describe('redaction', () => {
     ['https://x.test/cb?code=xyz&state=1', `https://x.test/cb?code=${REDACTED}&state=1`],
     ['nothing secret here', 'nothing secret here'],
   ])('%s', (input, output) => expect(redactString(input)).toBe(output));
+
+  it('describes a server by what it runs, with its secrets redacted (mcp list, trust)', () => {
+    expect(
+      describeServer({
+        command: 'npx',
+        args: ['server', 'ghp_abcdefghijklmnop1234'],
+        env: { K: 'v' },
+      }),
+    ).toBe(`npx server ${REDACTED}`);
+    expect(describeServer({ url: 'https://x.test/mcp?api_key=s3cret' })).toBe(
+      `https://x.test/mcp?api_key=${REDACTED}`,
+    );
+  });
 });
