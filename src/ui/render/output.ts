@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { NifflerError, exitCodeFor } from '../../main/errors.ts';
 
 /** The only writers to stdout/stderr outside the Ink app. */
@@ -47,14 +48,17 @@ export const reportError = (error: unknown): number => {
   return exitCodeFor(error);
 };
 
-/** A plain text table: columns padded to the widest cell, header underlined. */
+/** A plain text table: columns padded to the widest cell (colors do not count), header first. */
 export const formatTable = (header: string[], rows: string[][]): string => {
+  const width = (cell: string) => stripVTControlCharacters(cell).length;
   const widths = header.map((h, c) =>
-    Math.max(h.length, ...rows.map((row) => (row[c] ?? '').length)),
+    Math.max(width(h), ...rows.map((row) => width(row[c] ?? ''))),
   );
   const line = (cells: string[]) =>
     cells
-      .map((cell, c) => (c === cells.length - 1 ? cell : cell.padEnd(widths[c]!)))
+      .map((cell, c) =>
+        c === cells.length - 1 ? cell : cell + ' '.repeat(widths[c]! - width(cell)),
+      )
       .join('  ')
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
