@@ -53,6 +53,12 @@ export interface ConnectionContext {
 const EMPTY: Catalog = { tools: [], prompts: [], resources: [] };
 const REFRESH_DEBOUNCE_MS = 50;
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+/**
+ * The SDK's own timeout for the requests of a start (its default is 60 s): the longest a timer
+ * can wait, so it never fires. The start's deadline is the attempt's abort signal alone, whose
+ * timer a browser authorization re-arms; the SDK's timer cannot be re-armed.
+ */
+const NO_SDK_TIMEOUT = 2 ** 31 - 1;
 
 const abortable = <T>(promise: Promise<T>, signal: AbortSignal): Promise<T> =>
   new Promise<T>((resolve, reject) => {
@@ -98,8 +104,8 @@ export class ServerConnection {
   /** A browser authorization waits here (state `needs-auth` meanwhile). */
   private authUrl: string | null = null;
   private stateBeforeAuth: McpServerState = 'starting';
-  /** Re-arms the start-up timer of the attempt in progress. */
-  private rearmStart: ((ms: number, message: string) => void) | undefined;
+  /** The attempt in progress: re-arms its deadline, and records that the browser was asked. */
+  private starting: StartAttempt | undefined;
 
   constructor(
     public spec: McpServerSpec,
@@ -246,13 +252,15 @@ export class ServerConnection {
       timer = setTimeout(() => timeout.abort(new Error(message)), after);
     };
     arm(ms, `did not start within ${seconds(ms)} (startupTimeout)`);
-    this.rearmStart = arm;
+    const attempt: StartAttempt = { rearm: arm, askedBrowser: false };
+    this.starting = attempt;
     try {
       await this.open(gen, timeout.signal);
     } catch (error) {
       if (gen !== this.generation) return;
       const authError = authErrorOf(error);
-      const waited = this.authUrl !== null;
+      // Not `this.authUrl`: the flow that failed has cleared it already.
+      const waited = attempt.askedBrowser;
       const reason = timeout.signal.aborted
         ? (timeout.signal.reason as Error).message
         : this.describeStartFailure(error);
@@ -267,7 +275,7 @@ export class ServerConnection {
       return;
     } finally {
       clearTimeout(timer);
-      this.rearmStart = undefined;
+      if (this.starting === attempt) this.starting = undefined;
     }
     if (gen !== this.generation) return;
     this.state = 'ready';
@@ -334,14 +342,12 @@ export class ServerConnection {
     this.kind = kind;
     client.onclose = () => this.lost(gen, this.describeExit());
     client.onerror = (error) => this.log.write('niffler', `transport error: ${error.message}`);
-    await abortable(
-      client.connect(transport, { signal, timeout: this.spec.startupTimeoutMs }),
-      signal,
-    );
+    // On Streamable HTTP an authorization, the browser included, runs inside `initialize`.
+    await abortable(client.connect(transport, { signal, timeout: NO_SDK_TIMEOUT }), signal);
     this.pid = transport instanceof ProcessTransport ? transport.pid : null;
     if (client.getServerCapabilities()?.logging)
       await client
-        .setLoggingLevel(this.ctx.logLevel(), { signal })
+        .setLoggingLevel(this.ctx.logLevel(), { signal, timeout: NO_SDK_TIMEOUT })
         .catch((error: unknown) =>
           this.log.write('niffler', `logging/setLevel failed: ${(error as Error).message}`),
         );
@@ -372,12 +378,13 @@ export class ServerConnection {
     if (this.stateBeforeAuth !== 'ready') this.state = url ? 'needs-auth' : this.stateBeforeAuth;
     if (url) {
       this.log.write('niffler', 'waiting for the user to authorize in a browser');
-      this.rearmStart?.(
+      if (this.starting) this.starting.askedBrowser = true;
+      this.starting?.rearm(
         AUTH_WAIT_MS,
         `was not authorized within ${seconds(AUTH_WAIT_MS)}; run niffler mcp login ${this.name}`,
       );
     } else
-      this.rearmStart?.(
+      this.starting?.rearm(
         this.spec.startupTimeoutMs,
         `did not start within ${seconds(this.spec.startupTimeoutMs)} (startupTimeout)`,
       );
@@ -511,6 +518,14 @@ export class ServerConnection {
       this.log.write('niffler', `closing failed: ${(error as Error).message}`);
     }
   }
+}
+
+/** One start-up attempt, as the authorization hooks see it. */
+interface StartAttempt {
+  /** Re-arms the attempt's deadline. */
+  rearm: (ms: number, message: string) => void;
+  /** A browser authorization was asked for during this attempt. */
+  askedBrowser: boolean;
 }
 
 const gateState = (spec: McpServerSpec): McpServerState | undefined =>

@@ -3,36 +3,58 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { McpHost } from '../../../src/main/threads/mcp.ts';
+import type { McpServerSpec } from '../../../src/workers/protocol/mcp.ts';
 import { remoteSpec } from '../../fixtures/mcp/servers.ts';
 import { startOAuthFixture, type OAuthFixtureOptions } from '../../fixtures/mcp/oauth-server.ts';
 import { ready, startHost } from './helpers.ts';
 
-/** Plays the user's browser: every authorization URL a server shows is approved at once. */
-const browseAll = (host: McpHost): string[] => {
+/**
+ * Opens an authorization URL like a browser: the fixture approves at once and redirects to
+ * niffler's loopback receiver, whose page this returns. `forge` may change the code on the way.
+ */
+const approve = async (url: string, forge?: (code: string) => string): Promise<string> => {
+  const response = await fetch(url, { redirect: 'manual' });
+  const callback = new URL(response.headers.get('location')!);
+  const code = callback.searchParams.get('code');
+  if (forge && code) callback.searchParams.set('code', forge(code));
+  return (await fetch(callback)).text();
+};
+
+/** Plays the user's browser: every authorization URL a server shows is opened with `open`. */
+const browseAll = (host: McpHost, open: (url: string) => Promise<unknown> = approve): string[] => {
   const seen: string[] = [];
   host.on((event) => {
     const url = event.type === 'status' ? event.status.authUrl : undefined;
     if (!url || seen.includes(url)) return;
     seen.push(url);
-    void fetch(url, { redirect: 'manual' })
-      .then((response) => fetch(response.headers.get('location')!))
-      .then((response) => response.text());
+    void open(url);
   });
   return seen;
 };
 
 /** The OAuth fixture and a worker whose server `web` starts only by hand, tokens in `authDir`. */
-const setup = async (options: OAuthFixtureOptions = {}, authDir = tempDir()) => {
+const setup = async (
+  options: OAuthFixtureOptions = {},
+  authDir = tempDir(),
+  spec: Partial<McpServerSpec> = {},
+) => {
   const fixture = await startOAuthFixture(options);
   onTestFinished(() => fixture.close());
-  const { host } = await startWeb(fixture.url, authDir, false);
+  const { host } = await startWeb(fixture.url, authDir, false, spec);
   return { fixture, host, authDir };
 };
 
 const tempDir = () => mkdtempSync(path.join(tmpdir(), 'niffler-auth-'));
 
-const startWeb = async (url: string, authDir: string, autoStart: boolean) => {
-  const t = await startHost([remoteSpec('web', url, 'http', { autoStart })], { authDir });
+const startWeb = async (
+  url: string,
+  authDir: string,
+  autoStart: boolean,
+  spec: Partial<McpServerSpec> = {},
+) => {
+  const t = await startHost([remoteSpec('web', url, 'http', { ...spec, autoStart })], {
+    authDir,
+  });
   onTestFinished(() => t.host.close());
   return t;
 };
@@ -137,5 +159,47 @@ describe('OAuth for remote servers', () => {
     );
     expect(urls).toHaveLength(0);
     expect(fixture.log.authorize).toHaveLength(0);
+  });
+
+  it('a browser authorization may outlast startupTimeout: the start waits for it, then is ready', async () => {
+    // Streamable HTTP authorizes inside the initialize request: its deadline must wait too.
+    const startupTimeoutMs = 1_000;
+    const { fixture, host } = await setup({}, tempDir(), { startupTimeoutMs });
+    const pages: Promise<string>[] = [];
+    const urls = browseAll(host, (url) => {
+      // The user takes longer in the browser than the server may take to start.
+      const page = new Promise((resolve) => setTimeout(resolve, 2 * startupTimeoutMs))
+        .then(() => approve(url))
+        .catch((error: unknown) => `browser: ${(error as Error).message}`);
+      pages.push(page);
+      return page;
+    });
+
+    const status = await host.login('web');
+    expect(status.state, status.lastError?.message).toBe('ready');
+    expect(urls).toHaveLength(1);
+    expect(await pages[0]).toContain('niffler is authorized');
+    expect(status.restarts).toBe(0);
+    expect(await host.callTool('web__say', { text: 'late' })).toMatchObject({
+      ok: true,
+      output: 'oauth: late',
+    });
+    expect(fixture.log.authorize).toHaveLength(1);
+  });
+
+  it('a start that fails after the browser was asked goes to needs-auth, not to a restart', async () => {
+    const { fixture, host } = await setup();
+    // The browser comes back with a code the authorization server never issued.
+    const urls = browseAll(host, (url) =>
+      approve(url, (code) => `${code}-forged`).catch(() => undefined),
+    );
+
+    const status = await host.login('web');
+    expect(urls).toHaveLength(1);
+    expect(status.state, status.lastError?.message).toBe('needs-auth');
+    expect(status.lastError?.message).toContain('authorization failed');
+    expect(status.nextRestartAt).toBeNull();
+    expect(status.authUrl).toBeUndefined();
+    expect(fixture.log.token.map((b) => b.get('grant_type'))).toContain('authorization_code');
   });
 });
