@@ -20,9 +20,8 @@ import type {
   ResultOf,
 } from '../protocol.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
-import { McpHost, toServerSpec } from '../threads/mcp.ts';
+import { McpHost, mcpRoots, mcpWorkerData, toServerSpec } from '../threads/mcp.ts';
 import { ToolsHost } from '../threads/tools.ts';
-import type { McpWorkerData } from '../../workers/protocol/mcp.ts';
 import { ApprovalStore } from './approvals.ts';
 import { watchConfigFiles } from './config-watch.ts';
 import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
@@ -52,21 +51,6 @@ interface ActiveTurn {
   params: PromptParams;
   signal: AbortSignal;
 }
-
-const workerData = (
-  root: string,
-  loaded: LoadedConfig | null,
-  paths: NifflerPaths,
-): McpWorkerData => ({
-  servers: (loaded?.servers ?? []).map(toServerSpec),
-  root,
-  roots: [root, ...(loaded?.config.tools.allowedPaths ?? []).map((p) => path.resolve(root, p))],
-  logsDir: paths.mcpLogsDir,
-  outputsDir: paths.outputsDir,
-  authDir: paths.authDir,
-  logLevel: loaded?.config.mcp.logLevel ?? 'info',
-  maxOutputChars: loaded?.config.tools.output.maxChars ?? 30_000,
-});
 
 /**
  * The engine: config (reloaded on change, last good kept), the three worker owners, sessions and
@@ -114,7 +98,7 @@ export class Engine implements EngineHandlers {
     const loaded = result.ok ? result.value : null;
     const configError = result.ok ? null : result.error.message;
     if (configError) options.log.error('config invalid at start', { error: configError });
-    const mcp = await McpHost.start(workerData(options.root, loaded, paths), {
+    const mcp = await McpHost.start(mcpWorkerData(options.root, loaded, paths), {
       logger: options.log.child({ scope: 'mcp' }),
     });
     const engine = new Engine(options, loaded, configError, mcp);
@@ -403,9 +387,16 @@ export class Engine implements EngineHandlers {
       this.broadcast('config/changed', { ok: false, error: result.error.message, warnings: [] });
       return;
     }
+    const before = this.#loaded;
     this.#loaded = result.value;
     this.#configError = null;
     const applied = await this.mcp.updateServers(result.value.servers.map(toServerSpec));
+    // Roots and the server log level follow the config too (a respawned worker gets them as well).
+    const roots = mcpRoots(this.options.root, result.value);
+    if (roots.join('\n') !== mcpRoots(this.options.root, before).join('\n'))
+      await this.mcp.setRoots(roots);
+    if (result.value.config.mcp.logLevel !== before?.config.mcp.logLevel)
+      await this.mcp.setLogLevel(result.value.config.mcp.logLevel);
     this.options.log.info('config reloaded', { ...applied });
     this.broadcast('config/changed', { ok: true, warnings: result.value.warnings });
     this.#watch();

@@ -3,7 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import type { LoadedConfig, ResolvedServer } from '../config/load.ts';
 import { NifflerError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { nifflerPaths, type Env } from '../paths.ts';
+import type { NifflerPaths } from '../paths.ts';
 import type {
   McpCalls,
   McpElicitation,
@@ -58,23 +58,30 @@ export const toServerSpec = (server: ResolvedServer): McpServerSpec => {
   };
 };
 
-/** The MCP worker's `workerData` for a loaded configuration (paths from `paths.ts`). */
-export const mcpWorkerData = (loaded: LoadedConfig, env: Env = process.env): McpWorkerData => {
-  const paths = nifflerPaths(loaded.root, env);
-  return {
-    servers: loaded.servers.map(toServerSpec),
-    root: loaded.root,
-    roots: [
-      loaded.root,
-      ...loaded.config.tools.allowedPaths.map((p) => path.resolve(loaded.root, p)),
-    ],
-    logsDir: paths.mcpLogsDir,
-    outputsDir: paths.outputsDir,
-    authDir: paths.authDir,
-    logLevel: loaded.config.mcp.logLevel,
-    maxOutputChars: loaded.config.tools.output.maxChars,
-  };
-};
+/** The roots offered to MCP servers: the workspace root and `tools.allowedPaths`. */
+export const mcpRoots = (root: string, loaded: LoadedConfig | null): string[] => [
+  root,
+  ...(loaded?.config.tools.allowedPaths ?? []).map((p) => path.resolve(root, p)),
+];
+
+/**
+ * The MCP worker's `workerData` for the workspace `root` and its config (`null` when the config
+ * did not load: no servers, defaults for the rest).
+ */
+export const mcpWorkerData = (
+  root: string,
+  loaded: LoadedConfig | null,
+  paths: NifflerPaths,
+): McpWorkerData => ({
+  servers: (loaded?.servers ?? []).map(toServerSpec),
+  root,
+  roots: mcpRoots(root, loaded),
+  logsDir: paths.mcpLogsDir,
+  outputsDir: paths.outputsDir,
+  authDir: paths.authDir,
+  logLevel: loaded?.config.mcp.logLevel ?? 'info',
+  maxOutputChars: loaded?.config.tools.output.maxChars ?? 30_000,
+});
 
 /** Push events of the host (replies are consumed by the RPC layer). */
 export type McpHostEvent =
@@ -158,11 +165,6 @@ export class McpHost {
   /** Who answers `sampling/createMessage`; without one, requests are declined with a reason. */
   setSamplingHandler(handler: SamplingHandler | undefined): void {
     this.sampling = handler;
-  }
-
-  /** Last status pushed by each server (no round trip); `status()` asks the worker. */
-  cachedStatus(server: string): McpServerStatus | undefined {
-    return this.statuses.get(server);
   }
 
   status(): Promise<McpServerStatus[]> {

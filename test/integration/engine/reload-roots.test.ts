@@ -1,0 +1,54 @@
+import { existsSync, mkdirSync, readFileSync, realpathSync, watch, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { EngineNotifications } from '../../../src/main/protocol.ts';
+import { startHarness } from './harness.ts';
+
+const filesystem = path.resolve(
+  'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',
+);
+
+/** Resolves once `file` holds `count` lines matching `pattern`, woken by file-system events. */
+const waitForMatches = (file: string, pattern: RegExp, count: number): Promise<void> =>
+  new Promise((resolve) => {
+    const check = () => {
+      const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      if (text.split('\n').filter((line) => pattern.test(line)).length < count) return;
+      watcher.close();
+      resolve();
+    };
+    const watcher = watch(path.dirname(file), check);
+    check();
+  });
+
+describe('config reload', () => {
+  it('offers servers the new roots when tools.allowedPaths changes', async () => {
+    // server-filesystem started without directories takes its allowed directories from our roots.
+    const h = await startHarness('in-process', {
+      mcp: `  filesystem:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(filesystem)}]\n`,
+    });
+    const [status] = (await h.client.request('mcp/status', { wait: true })).servers;
+    const updated = (count: number) =>
+      waitForMatches(status!.logFile, /Updated allowed directories from MCP roots/, count);
+    await updated(1);
+
+    const extra = path.join(path.dirname(h.root), 'extra');
+    mkdirSync(extra);
+    const file = path.join(h.home, 'config.yaml');
+    const reloaded = new Promise<EngineNotifications['config/changed']>((resolve) =>
+      h.client.onNotification('config/changed', resolve),
+    );
+    writeFileSync(
+      file,
+      `${readFileSync(file, 'utf8')}tools:\n  allowedPaths: [${JSON.stringify(extra)}]\n`,
+    );
+    expect(await reloaded).toMatchObject({ ok: true });
+    await updated(2);
+    const listed = await h.client.request('mcp/call', {
+      server: 'filesystem',
+      tool: 'list_allowed_directories',
+      args: {},
+    });
+    expect(listed.output).toContain(realpathSync(extra));
+  });
+});
