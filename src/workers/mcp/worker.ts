@@ -59,7 +59,10 @@ const manager = new McpManager(data, post, (server) => ({
 const running = new Map<number, AbortController>();
 
 const handle = async (
-  request: Exclude<McpRequest, { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' }>,
+  request: Exclude<
+    McpRequest,
+    { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' | 'call-tool' }
+  >,
   signal: AbortSignal,
 ): Promise<unknown> => {
   switch (request.type) {
@@ -75,13 +78,6 @@ const handle = async (
       return manager.readResource(request.server, request.uri, signal);
     case 'get-prompt':
       return manager.getPrompt(request.server, request.prompt, request.args, signal);
-    case 'call-tool':
-      return manager.callTool(request.name, request.args, {
-        signal,
-        ...(request.progress
-          ? { onProgress: (p) => post({ type: 'progress', id: request.id, ...p }) }
-          : {}),
-      });
     case 'start':
       return manager.start(request.server);
     case 'stop':
