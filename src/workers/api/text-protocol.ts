@@ -24,7 +24,8 @@ export interface TextProtocolParser {
   readonly callCount: number;
 }
 
-type Mode = 'text' | 'json' | 'after-call' | 'stopped';
+// `json` looks for the `{` after `TOOL_CALL:`; `object` reads the object from there to its `}`.
+type Mode = 'text' | 'json' | 'object' | 'after-call' | 'stopped';
 
 const MAX_CALL_CHARS = 500_000;
 const FORMAT_HINT = 'Write one line: TOOL_CALL: {"name": "<tool>", "args": {…}}';
@@ -34,24 +35,6 @@ const PARTIAL_BACKTICKS = /`{1,2}$/;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Index just past the `}` closing the object that opens at `start`, or -1 if it is not closed yet. */
-const objectEnd = (text: string, start: number): number => {
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (c === '\\') escaped = true;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) return i + 1;
-  }
-  return -1;
-};
 
 /** How many trailing characters might still become a fence plus `TOOL_CALL:`. */
 const heldBackLength = (text: string): number => {
@@ -73,6 +56,32 @@ export const createTextProtocolParser = (makeId: () => string): TextProtocolPars
   let buffer = '';
   let calls = 0;
   let out: TextProtocolEvent[] = [];
+  // In `object` mode `buffer` holds only text not scanned yet: what was scanned moved to `parts`,
+  // and the scan's state is kept here. A long call streamed in small chunks is thus scanned once,
+  // and never rebuilt into one growing string (each look at such a string copies all of it).
+  let parts: string[] = [];
+  let partsLength = 0;
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+
+  /**
+   * Scans `text` on from where the last scan stopped: the index in `text` just past the `}`
+   * closing the object, or -1 if it is not closed yet.
+   */
+  const scanObject = (text: string): number => {
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === '\\') escaped = true;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === '{') depth++;
+      else if (c === '}' && --depth === 0) return i + 1;
+    }
+    return -1;
+  };
 
   const emitText = (text: string) => {
     if (text) out.push({ type: 'text', text });
@@ -140,18 +149,30 @@ export const createTextProtocolParser = (makeId: () => string): TextProtocolPars
           mode = 'after-call';
           return true;
         }
-        const end = objectEnd(buffer, start);
+        buffer = buffer.slice(start);
+        parts = [];
+        partsLength = 0;
+        depth = 0;
+        inString = false;
+        escaped = false;
+        mode = 'object';
+        return true;
+      }
+      case 'object': {
+        const end = scanObject(buffer);
         if (end < 0) {
-          if (!final && buffer.length - start <= MAX_CALL_CHARS) return false;
-          invalid(
-            buffer.slice(start).trim(),
-            `the JSON after TOOL_CALL: is incomplete. ${FORMAT_HINT}`,
-          );
+          parts.push(buffer);
+          partsLength += buffer.length;
           buffer = '';
+          if (!final && partsLength <= MAX_CALL_CHARS) return false;
+          invalid(parts.join('').trim(), `the JSON after TOOL_CALL: is incomplete. ${FORMAT_HINT}`);
+          parts = [];
           mode = 'after-call';
           return true;
         }
-        emitCall(buffer.slice(start, end));
+        parts.push(buffer.slice(0, end));
+        emitCall(parts.join(''));
+        parts = [];
         buffer = buffer.slice(end);
         mode = 'after-call';
         return true;

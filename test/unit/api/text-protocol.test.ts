@@ -129,6 +129,43 @@ describe('text protocol parser', () => {
     });
   });
 
+  it('reads a ~200 KB call streamed in 4-character chunks, then a second call', () => {
+    // Braces, quotes and backslashes inside the string land on every side of a chunk boundary.
+    const line = 'const o = {"a": "b\\\\", c: \'}\'}; // { \\" } \u00e9 ✓\n';
+    const content = line.repeat(Math.ceil(200_000 / line.length));
+    const first = formatToolCall({ name: 'write_file', args: { path: 'big.ts', content } });
+    const second = formatToolCall({ name: 'read_file', args: { path: 'big.ts' } });
+    const transcript = `Writing it.\n${first}\n${second}\n`;
+    expect(first.length).toBeGreaterThan(200_000);
+    const chunks: string[] = [];
+    for (let i = 0; i < transcript.length; i += 4) chunks.push(transcript.slice(i, i + 4));
+
+    const parser = createTextProtocolParser(counterIds());
+    const seen: { chunk: number; event: TextProtocolEvent }[] = [];
+    chunks.forEach((chunk, index) => {
+      for (const event of parser.push(chunk)) seen.push({ chunk: index, event });
+    });
+    for (const event of parser.end()) seen.push({ chunk: chunks.length, event });
+
+    const calls = seen.filter(({ event }) => event.type === 'tool-call');
+    expect(calls.map(({ event }) => event)).toEqual([
+      {
+        type: 'tool-call',
+        call: { id: 'call_1', name: 'write_file', args: { path: 'big.ts', content } },
+      },
+      { type: 'tool-call', call: { id: 'call_2', name: 'read_file', args: { path: 'big.ts' } } },
+    ]);
+    // Each call comes out with the chunk holding its closing brace, not earlier nor later.
+    const closing = (end: number) => Math.floor((end - 1) / 4);
+    const firstEnd = transcript.indexOf(first) + first.length;
+    const secondEnd = transcript.indexOf(second) + second.length;
+    expect(calls.map(({ chunk }) => chunk)).toEqual([closing(firstEnd), closing(secondEnd)]);
+    const text = seen.map(({ event }) => (event.type === 'text' ? event.text : '')).join('');
+    expect(text).toBe('Writing it.\n');
+    expect(seen.every(({ event }) => event.type !== 'tool-call-invalid')).toBe(true);
+    expect(parser.callCount).toBe(2);
+  });
+
   it('formats calls, results and the appendix', () => {
     expect(formatToolCall({ name: 'a', args: { x: 1 } })).toBe(
       'TOOL_CALL: {"name":"a","args":{"x":1}}',
