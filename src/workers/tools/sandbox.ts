@@ -49,7 +49,8 @@ const realOrNearest = async (file: string): Promise<string | { refused: string }
   }
 };
 
-const isInside = (child: string, parent: string): boolean =>
+/** True when `child` is `parent` or below it; both absolute and normalized. `parent` may be `/`. */
+export const isInside = (child: string, parent: string): boolean =>
   child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
 
 /** The real directories a call may use for `access`. Missing ones keep their lexical path. */

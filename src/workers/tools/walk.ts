@@ -2,6 +2,7 @@ import type { Dirent } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
+import { isInside } from './sandbox.ts';
 
 /** One entry met while walking; `rel` is relative to the start, with "/" separators. */
 export interface WalkEntry {
@@ -26,9 +27,6 @@ interface Rules {
   base: string;
   rules: Ignore;
 }
-
-const isInside = (child: string, parent: string): boolean =>
-  child === parent || child.startsWith(parent + path.sep);
 
 const loadRules = async (dir: string, files: string[]): Promise<Rules | null> => {
   const texts = await Promise.all(

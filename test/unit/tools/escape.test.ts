@@ -10,6 +10,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isInside } from '../../../src/workers/tools/sandbox.ts';
 import { runTool, tempRepo, textOf, type TempRepo } from './repo.ts';
 
 interface Attempt {
@@ -187,5 +188,20 @@ describe('confinement: escape attempts', () => {
       ok: true,
       output: expect.stringContaining('TOP SECRET'),
     });
+  });
+});
+
+describe('isInside', () => {
+  it('is true for the parent itself and paths below it, not for siblings sharing a prefix', () => {
+    expect(isInside('/work/repo', '/work/repo')).toBe(true);
+    expect(isInside('/work/repo/src/a.ts', '/work/repo')).toBe(true);
+    expect(isInside('/work/repo-old/a.ts', '/work/repo')).toBe(false);
+    expect(isInside('/work', '/work/repo')).toBe(false);
+  });
+
+  it('takes / as a root: everything is inside it', () => {
+    expect(isInside('/', '/')).toBe(true);
+    expect(isInside('/etc', '/')).toBe(true);
+    expect(isInside('/work/repo/src', '/')).toBe(true);
   });
 });
