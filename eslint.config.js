@@ -63,8 +63,8 @@ export default tseslint.config(
               message: 'main never imports the UI or Ink',
             },
             {
-              group: ['**/workers/*/**', '!**/workers/protocol/**'],
-              message: 'main imports only workers/protocol',
+              group: ['**/workers/*/**', '!**/workers/protocol/**', '!**/workers/shared/**'],
+              message: 'main imports only workers/protocol and workers/shared',
             },
           ],
         },

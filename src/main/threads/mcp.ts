@@ -21,6 +21,7 @@ import type {
   McpWorkerData,
 } from '../../workers/protocol/mcp.ts';
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
+import { killGroup } from '../../workers/shared/process-group.ts';
 import { startWorker } from './entry.ts';
 import { RpcChannel, type RpcProgress } from './rpc.ts';
 
@@ -409,12 +410,8 @@ export class McpHost {
 
   /** Ends the process groups of servers the worker reported (for a worker that died or hung). */
   private killServers(signal: NodeJS.Signals): void {
-    for (const pid of this.pids.values())
-      try {
-        process.kill(-pid, signal);
-      } catch {
-        // ESRCH: already gone, the normal case after a clean shutdown.
-      }
+    // A group already gone is the normal case after a clean shutdown.
+    for (const pid of this.pids.values()) killGroup(pid, signal);
     this.pids.clear();
   }
 }

@@ -13,6 +13,7 @@ import {
   type ToolTask,
 } from '../../workers/protocol/tools.ts';
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
+import { killGroup } from '../../workers/shared/process-group.ts';
 import { workerExecArgv, workerFile } from './entry.ts';
 
 /** One built-in tool call from the agent loop. `sessionId` picks the session's todo list. */
@@ -182,11 +183,7 @@ export class ToolsHost {
 
   #endGroup(pid: number): void {
     this.#groups.delete(pid);
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // ESRCH: the group has already exited.
-    }
+    killGroup(pid, 'SIGKILL');
   }
 
   #todoFile(sessionId = 'default'): string {

@@ -16,7 +16,7 @@ import type { ClientSide } from './client-handlers.ts';
 import { ServerConnection, type ConnectionContext } from './connection.ts';
 import { WorkerError } from './errors.ts';
 import { assignToolNames, modelName, type NameTable } from './naming.ts';
-import { signalGroup } from './process-transport.ts';
+import { killGroup } from '../shared/process-group.ts';
 import { readResource, getPrompt } from './extras.ts';
 
 type Side = Omit<ClientSide, 'listChanged' | 'serverLog' | 'roots'>;
@@ -236,7 +236,7 @@ export class McpManager {
   killAll(): void {
     for (const conn of this.connections.values()) {
       const pid = conn.status().pid;
-      if (pid !== null) signalGroup(pid, 'SIGTERM');
+      if (pid !== null) killGroup(pid, 'SIGTERM');
     }
   }
 

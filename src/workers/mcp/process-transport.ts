@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { killGroup, waitGroupGone } from '../shared/process-group.ts';
 
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
@@ -137,7 +138,10 @@ export class ProcessTransport implements Transport {
     });
   }
 
-  /** Ends the process group: stdin closed and SIGTERM, then SIGKILL after the grace period. */
+  /**
+   * Ends the process group: stdin closed and SIGTERM, SIGKILL after the grace period, and then
+   * waits until no process of the group runs (the leader may be gone while its children live on).
+   */
   async close(): Promise<void> {
     const child = this.child;
     if (!child || !this.exited) return;
@@ -145,22 +149,13 @@ export class ProcessTransport implements Transport {
     const pid = child.pid;
     child.stdin?.end();
     if (pid !== undefined && !this.exit) {
-      signalGroup(pid, 'SIGTERM');
-      const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), this.options.killGraceMs);
+      killGroup(pid, 'SIGTERM');
+      const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), this.options.killGraceMs);
       await closed;
       clearTimeout(timer);
     }
-    // The leader may be gone while children it spawned live on in the group.
-    if (pid !== undefined) signalGroup(pid, 'SIGKILL');
+    if (pid !== undefined && killGroup(pid, 'SIGKILL'))
+      await waitGroupGone(pid, this.options.killGraceMs);
     this.pending = [];
   }
 }
-
-/** Sends `signal` to the process group led by `pid`; a group already gone is fine. */
-export const signalGroup = (pid: number, signal: NodeJS.Signals): void => {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: the group has already ended.
-  }
-};

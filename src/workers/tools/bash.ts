@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import type { ToolArgs, ToolContext, ToolPortMessage } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { OutputSink } from './output-sink.ts';
-import { killGroup, waitGroupGone } from './process-group.ts';
+import { killGroup, waitGroupGone } from '../shared/process-group.ts';
 import type { ToolIo } from './registry.ts';
 import { done, fail } from './result.ts';
 
