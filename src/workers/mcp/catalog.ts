@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   ListPromptsResultSchema,
   ListResourcesResultSchema,
@@ -38,57 +39,41 @@ const allPages = async <T>(
 
 const params = (cursor: string | undefined) => (cursor ? { cursor } : {});
 
+/** The list request and result schema of each part; each part is also a server capability. */
+const LISTS = {
+  tools: { method: 'tools/list', schema: ListToolsResultSchema },
+  prompts: { method: 'prompts/list', schema: ListPromptsResultSchema },
+  resources: { method: 'resources/list', schema: ListResourcesResultSchema },
+} as const;
+
 /**
  * Lists one part of a server's catalog over every page. Uses `client.request` rather than
  * `client.listTools`, whose output-schema cache keeps only the last page; we validate ourselves.
  */
-export const listPart = async (
+export const listPart = async <P extends CatalogPart>(
   client: Client,
-  part: CatalogPart,
-  signal?: AbortSignal,
-): Promise<Catalog[CatalogPart]> => {
-  const caps = client.getServerCapabilities() ?? {};
-  const options = signal ? { signal } : {};
-  switch (part) {
-    case 'tools':
-      if (!caps.tools) return [];
-      return allPages(async (cursor) => {
-        const r = await client.request(
-          { method: 'tools/list', params: params(cursor) },
-          ListToolsResultSchema,
-          options,
-        );
-        return { items: r.tools, nextCursor: r.nextCursor };
-      });
-    case 'prompts':
-      if (!caps.prompts) return [];
-      return allPages(async (cursor) => {
-        const r = await client.request(
-          { method: 'prompts/list', params: params(cursor) },
-          ListPromptsResultSchema,
-          options,
-        );
-        return { items: r.prompts, nextCursor: r.nextCursor };
-      });
-    case 'resources':
-      if (!caps.resources) return [];
-      return allPages(async (cursor) => {
-        const r = await client.request(
-          { method: 'resources/list', params: params(cursor) },
-          ListResourcesResultSchema,
-          options,
-        );
-        return { items: r.resources, nextCursor: r.nextCursor };
-      });
-  }
+  part: P,
+  options: RequestOptions = {},
+): Promise<Catalog[P]> => {
+  if (!client.getServerCapabilities()?.[part]) return [];
+  const { method, schema } = LISTS[part];
+  const items = await allPages(async (cursor) => {
+    const result: Record<string, unknown> & { nextCursor?: string | undefined } =
+      await client.request({ method, params: params(cursor) }, schema, options);
+    return { items: result[part] as unknown[], nextCursor: result.nextCursor };
+  });
+  return items as Catalog[P];
 };
 
 /** The whole catalog: tools, prompts and resources, for what the server declares. */
-export const listCatalog = async (client: Client, signal?: AbortSignal): Promise<Catalog> => {
+export const listCatalog = async (
+  client: Client,
+  options: RequestOptions = {},
+): Promise<Catalog> => {
   const [tools, prompts, resources] = await Promise.all([
-    listPart(client, 'tools', signal) as Promise<Tool[]>,
-    listPart(client, 'prompts', signal) as Promise<Prompt[]>,
-    listPart(client, 'resources', signal) as Promise<Resource[]>,
+    listPart(client, 'tools', options),
+    listPart(client, 'prompts', options),
+    listPart(client, 'resources', options),
   ]);
   return { tools, prompts, resources };
 };

@@ -351,7 +351,10 @@ export class ServerConnection {
         .catch((error: unknown) =>
           this.log.write('niffler', `logging/setLevel failed: ${(error as Error).message}`),
         );
-    this.catalog = await abortable(listCatalog(client, signal), signal);
+    this.catalog = await abortable(
+      listCatalog(client, { signal, timeout: NO_SDK_TIMEOUT }),
+      signal,
+    );
   }
 
   /** The connection of generation `gen` ended by itself (exit, drop, hang). */
