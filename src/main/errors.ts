@@ -10,6 +10,9 @@ export const fromWire = (wire: WireError): NifflerError => {
   return error;
 };
 
+/** A mistake in how a command was called (exit code 2). */
+export const usageError = (message: string): NifflerError => new NifflerError('usage', message);
+
 /** Exit codes of the CLI: 0 ok, 1 failed, 2 usage, 3 max steps, 130 cancelled. */
 export const exitCodeFor = (error: unknown): number => {
   if (!(error instanceof NifflerError)) return 1;

@@ -1,4 +1,3 @@
-import { NifflerError } from '../main/errors.ts';
 import {
   loadConfig,
   parseSetFlag,
@@ -29,4 +28,4 @@ export const loadForCommand = (options: GlobalOptions): LoadedConfig => {
   return result.value;
 };
 
-export const usageError = (message: string): NifflerError => new NifflerError('usage', message);
+export { usageError } from '../main/errors.ts';

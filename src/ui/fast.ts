@@ -29,9 +29,9 @@ export const mcpStatus = async (options: { json: boolean; wait: boolean }): Prom
   showMcpStatus(reply.result, options);
 };
 
-/** `niffler daemon status [--json]`; never starts a daemon. */
-export const daemonStatus = async (options: { json: boolean }): Promise<void> => {
-  const { root } = findWorkspace(process.cwd());
+/** `niffler daemon status [--json]`; never starts a daemon. The command tree's too. */
+export const daemonStatus = async (options: { json?: boolean; cwd?: string }): Promise<void> => {
+  const { root } = findWorkspace(options.cwd ?? process.cwd());
   const reply = await requestDaemon({ root, client: client(), start: false }, 'daemon/status', {});
   showDaemonStatus(reply?.result ?? null, { root, socket: nifflerPaths(root).socket }, options);
 };

@@ -128,7 +128,11 @@ const tryConnect = async (socket: string, closeAfter = false): Promise<EngineCli
   }
 };
 
-const waitUntil = async (check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> => {
+/** Checks until `check` says yes, backing off from 10 ms to 100 ms; false after `timeoutMs`. */
+export const waitUntil = async (
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+): Promise<boolean> => {
   const deadline = Date.now() + timeoutMs;
   for (let wait = 10; Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
     if (await check()) return true;

@@ -1,31 +1,12 @@
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { NifflerError } from '../../main/errors.ts';
 import { findWorkspace, nifflerPaths } from '../../main/paths.ts';
-import { isAlive } from '../../main/daemon/lifecycle.ts';
+import { isAlive, waitUntil } from '../../main/daemon/lifecycle.ts';
 import type { GlobalOptions } from '../context.ts';
 import { withRunningDaemon } from '../engine.ts';
-import { showDaemonStatus } from './status-views.ts';
 import { print, printJson } from '../render/output.ts';
 
-/** `niffler daemon status [--json]`: pid, uptime, root, socket, clients, memory, config files. */
-export const daemonStatus = (options: GlobalOptions): Promise<void> =>
-  withRunningDaemon(options, async (client, root) =>
-    showDaemonStatus(
-      client ? await client.request('daemon/status', {}) : null,
-      { root, socket: nifflerPaths(root).socket },
-      options,
-    ),
-  );
-
-const waitForExit = async (pid: number, timeoutMs: number): Promise<boolean> => {
-  const deadline = Date.now() + timeoutMs;
-  for (let wait = 5; Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
-    if (!isAlive(pid)) return true;
-    await delay(wait);
-  }
-  return false;
-};
+export { daemonStatus } from '../fast.ts';
 
 /** `niffler daemon stop`: stops the daemon and every server it started. */
 export const daemonStop = (options: GlobalOptions): Promise<void> =>
@@ -38,7 +19,7 @@ export const daemonStop = (options: GlobalOptions): Promise<void> =>
     const { pid } = await client.request('daemon/status', {});
     // The daemon may close the connection before its reply arrives: either way it is stopping.
     await client.request('daemon/stop', {}).catch(() => undefined);
-    if (!(await waitForExit(pid, 20_000)))
+    if (!(await waitUntil(() => !isAlive(pid), 20_000)))
       throw new NifflerError(
         'timeout',
         `the daemon (pid ${pid}) did not stop within 20 s; end it with kill ${pid}`,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { NifflerError } from '../../main/errors.ts';
+import { usageError } from '../../main/errors.ts';
 import type { McpToolInfo, ToolResult } from '../../main/protocol.ts';
 import type { GlobalOptions } from '../context.ts';
 import { withEngine } from '../engine.ts';
@@ -9,7 +9,6 @@ import { truncate } from '../render/format.ts';
 
 // The live commands talk to the daemon only: this module must not load the config schema, the
 // SDK or Ink, so that a warm `niffler mcp status` costs little more than starting Node.
-const usageError = (message: string): NifflerError => new NifflerError('usage', message);
 
 /** `niffler mcp status`: live state and metrics from the daemon. */
 export const mcpStatus = (options: GlobalOptions & { wait?: boolean }): Promise<void> =>
