@@ -4,7 +4,7 @@ import { Piscina } from 'piscina';
 import type { Config } from '../config/schema.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
 import {
-  BUILTIN_TOOLS,
+  builtinTools,
   isBuiltinTool,
   type ToolContext,
   type ToolControlMessage,
@@ -89,7 +89,7 @@ export class ToolsHost {
 
   /** The enabled built-in tools, as offered to the model. */
   definitions(): ToolDefinition[] {
-    return BUILTIN_TOOLS.filter((tool) => !this.#disabled.has(tool.name));
+    return builtinTools().filter((tool) => !this.#disabled.has(tool.name));
   }
 
   /** True when `name` is an enabled built-in tool. */

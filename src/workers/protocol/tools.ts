@@ -205,14 +205,24 @@ const toParameters = (schema: z.ZodType): Record<string, unknown> => {
   return rest;
 };
 
-/** The built-in tools as data for the model; no implementation is loaded. */
-export const BUILTIN_TOOLS: readonly ToolDefinition[] = (
-  Object.keys(TOOL_ARGS) as BuiltinToolName[]
-).map((name) => {
-  const { readOnly, description } = DESCRIPTIONS[name];
-  const defaultPolicy = readOnly || name === 'todo' ? 'allow' : 'ask';
-  return { name, description, parameters: toParameters(TOOL_ARGS[name]), readOnly, defaultPolicy };
-});
+let builtinDefinitions: readonly ToolDefinition[] | undefined;
+
+/**
+ * The built-in tools as data for the model; no implementation is loaded. Built on first call (the
+ * JSON Schemas cost time, and the tools worker, which imports this module, never needs them).
+ */
+export const builtinTools = (): readonly ToolDefinition[] =>
+  (builtinDefinitions ??= (Object.keys(TOOL_ARGS) as BuiltinToolName[]).map((name) => {
+    const { readOnly, description } = DESCRIPTIONS[name];
+    const defaultPolicy = readOnly || name === 'todo' ? 'allow' : 'ask';
+    return {
+      name,
+      description,
+      parameters: toParameters(TOOL_ARGS[name]),
+      readOnly,
+      defaultPolicy,
+    };
+  }));
 
 /** True when `name` is a built-in tool. */
 export const isBuiltinTool = (name: string): name is BuiltinToolName =>

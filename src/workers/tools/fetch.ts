@@ -32,10 +32,15 @@ const readCapped = async (response: Response, max: number) => {
   return { text: Buffer.concat(chunks).toString('utf8'), cut };
 };
 
+let turndown: TurndownService | undefined;
+
+/** HTML as markdown; the converter is built on first use and kept for the thread's life. */
 const toMarkdown = (html: string): string => {
-  const service = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
-  service.remove(['script', 'style', 'noscript', 'iframe']);
-  return service.turndown(html);
+  if (!turndown) {
+    turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
+    turndown.remove(['script', 'style', 'noscript', 'iframe']);
+  }
+  return turndown.turndown(html);
 };
 
 /** `fetch`: HTTP(S) GET; HTML becomes markdown; the body is capped in bytes, then in characters. */

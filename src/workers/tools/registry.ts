@@ -1,9 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { BuiltinToolName, ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
-import { bash } from './bash.ts';
 import { editFile } from './edit-file.ts';
-import { fetchUrl } from './fetch.ts';
 import { glob } from './glob.ts';
 import { grep } from './grep.ts';
 import { listDir } from './list-dir.ts';
@@ -25,7 +23,10 @@ export type ToolRun<N extends BuiltinToolName> = (
   io: ToolIo,
 ) => Promise<ToolResult>;
 
-/** Every built-in tool's implementation, by name. */
+/**
+ * Every built-in tool's implementation, by name. `bash` (execa) and `fetch` (turndown and its DOM)
+ * load on first use, so a pool thread starts without them.
+ */
 export const TOOL_RUNS: { [N in BuiltinToolName]: ToolRun<N> } = {
   read_file: readFile,
   list_dir: listDir,
@@ -34,7 +35,7 @@ export const TOOL_RUNS: { [N in BuiltinToolName]: ToolRun<N> } = {
   edit_file: editFile,
   glob,
   grep,
-  bash,
-  fetch: fetchUrl,
+  bash: async (args, context, io) => (await import('./bash.ts')).bash(args, context, io),
+  fetch: async (args, context, io) => (await import('./fetch.ts')).fetchUrl(args, context, io),
   todo,
 };

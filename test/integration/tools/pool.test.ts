@@ -2,6 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolsSchema } from '../../../src/main/config/schema.ts';
 import { ToolsHost } from '../../../src/main/threads/tools.ts';
+import { builtinTools } from '../../../src/workers/protocol/tools.ts';
 import { isAlive, tempRepo, waitForLines, type TempRepo } from '../../unit/tools/repo.ts';
 
 describe('ToolsHost: the real piscina pool and worker file', () => {
@@ -144,5 +145,6 @@ describe('ToolsHost: the real piscina pool and worker file', () => {
       required: ['path'],
       properties: { path: { type: 'string' }, offset: { type: 'integer' } },
     });
+    expect(builtinTools()).toBe(builtinTools()); // the schemas are built once
   });
 });

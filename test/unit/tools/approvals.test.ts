@@ -9,10 +9,10 @@ import {
   type ApprovalRequest,
   type ApprovalSettings,
 } from '../../../src/main/engine/approvals.ts';
-import { BUILTIN_TOOLS } from '../../../src/workers/protocol/tools.ts';
+import { builtinTools } from '../../../src/workers/protocol/tools.ts';
 
 const builtin = (tool: string): ApprovalRequest => {
-  const definition = BUILTIN_TOOLS.find((candidate) => candidate.name === tool)!;
+  const definition = builtinTools().find((candidate) => candidate.name === tool)!;
   return { tool, kind: 'builtin', defaultPolicy: definition.defaultPolicy };
 };
 const mcp = (tool: string, extra: Partial<ApprovalRequest> = {}): ApprovalRequest => ({

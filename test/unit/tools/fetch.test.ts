@@ -8,6 +8,7 @@ const ROUTES: Record<string, { type: string; body: string | Buffer; status?: num
     type: 'text/html; charset=utf-8',
     body: '<html><head><style>p{}</style><script>alert(1)</script></head><body><h1>Title</h1><p>Some <b>bold</b> text and a <a href="/x">link</a>.</p></body></html>',
   },
+  '/other': { type: 'text/html', body: '<ul><li>one</li><li>two</li></ul><script>x()</script>' },
   '/data.json': { type: 'application/json', body: '{"a":1}' },
   '/big': { type: 'text/plain', body: 'y'.repeat(3000) },
   '/image': { type: 'image/png', body: Buffer.from([0x89, 0x50]) },
@@ -38,6 +39,16 @@ describe('fetch', () => {
     expect(textOf(result)).toBe(
       `GET ${base}/page: 200 OK, text/html; charset=utf-8\n\n# Title\n\nSome **bold** text and a [link](/x).`,
     );
+  });
+
+  it('converts each page on its own with the one converter the thread keeps', async () => {
+    const repo = tempRepo();
+    const page = `GET ${base}/page: 200 OK, text/html; charset=utf-8\n\n# Title\n\nSome **bold** text and a [link](/x).`;
+    expect(textOf(await runTool(repo.context, 'fetch', { url: `${base}/page` }))).toBe(page);
+    expect(textOf(await runTool(repo.context, 'fetch', { url: `${base}/other` }))).toBe(
+      `GET ${base}/other: 200 OK, text/html\n\n*   one\n*   two`,
+    );
+    expect(textOf(await runTool(repo.context, 'fetch', { url: `${base}/page` }))).toBe(page);
   });
 
   it('follows redirects and returns JSON as text', async () => {
