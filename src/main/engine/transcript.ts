@@ -57,20 +57,24 @@ const writeAll = (fd: number, data: Buffer): Promise<void> =>
       write(fd, data, offset, data.length - offset, null, (error, written) => {
         if (error) reject(error);
         else if (offset + written < data.length) step(offset + written);
-        else fdatasync(fd, (syncError) => (syncError ? reject(syncError) : resolve()));
+        else resolve();
       });
     step(0);
   });
 
+const datasync = (fd: number): Promise<void> =>
+  new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+
 /**
- * An append-only JSONL transcript. Entries are written and fdatasync'd in order off the main
- * thread; `flushed()` resolves once everything appended so far is on disk (the agent loop awaits
- * it before each model request and at the end of a turn), so a killed daemon loses nothing that
- * was written, and a slow disk never stalls the other sessions of the daemon.
+ * An append-only JSONL transcript. Entries are written in order off the main thread;
+ * `flushed()` resolves once everything appended so far is on disk — one fdatasync for all of it
+ * (the agent loop awaits it before each model request and at the end of a turn) — so a killed
+ * daemon loses nothing that was written, and a slow disk never stalls the daemon's other sessions.
  */
 export class Transcript {
   #fd: number | null;
   #chain: Promise<void> = Promise.resolve();
+  #unsynced = false;
 
   private constructor(
     readonly id: string,
@@ -92,13 +96,23 @@ export class Transcript {
     const fd = this.#fd;
     if (fd === null) throw new NifflerError('internal', `transcript ${this.id} is closed`);
     const data = Buffer.from(JSON.stringify(entry) + '\n');
-    this.#chain = this.#chain.then(() => writeAll(fd, data));
+    this.#queue(() => writeAll(fd, data));
+    this.#unsynced = true;
+  }
+
+  #queue(step: () => Promise<void>): void {
+    this.#chain = this.#chain.then(step);
     // Observed by flushed(); this keeps a failure from being reported as unhandled meanwhile.
     this.#chain.catch(() => {});
   }
 
   /** Resolves when every entry appended so far is on disk; rejects with what went wrong. */
   async flushed(): Promise<void> {
+    const fd = this.#fd;
+    if (fd !== null && this.#unsynced) {
+      this.#unsynced = false;
+      this.#queue(() => datasync(fd));
+    }
     try {
       await this.#chain;
     } catch (error) {
@@ -111,10 +125,11 @@ export class Transcript {
     }
   }
 
-  /** Closes the file once the queued entries are written. */
+  /** Closes the file once the queued entries are written and on disk. */
   async close(): Promise<void> {
     const fd = this.#fd;
     if (fd === null) return;
+    if (this.#unsynced) this.#queue(() => datasync(fd));
     this.#fd = null;
     await this.#chain.catch(() => {});
     closeSync(fd);
