@@ -68,6 +68,8 @@ describe('niffler -p (built binary, fake LLM, real MCP server)', () => {
     const unreachable = await ws.run(['--no-daemon', '-p', 'hello']);
     expect(unreachable.exitCode).toBe(1);
     expect(unreachable.stderr).toContain('http://127.0.0.1:9/v1');
+    // Said once: the error comes with the turn's end, not also as a notice before it.
+    expect(unreachable.stderr.split('http://127.0.0.1:9/v1').length - 1).toBe(1);
   });
 
   it('kill -9 of the daemon during a turn loses nothing: --continue sends every message written before', async () => {

@@ -176,7 +176,6 @@ export class Session {
         error = (writeError as Error).message;
         summary.outcome = 'error';
         summary.error = error;
-        io.emit({ type: 'notice', level: 'warn', text: error });
       }
       io.emit({ type: 'turn-end', summary });
       this.#running = false;
@@ -247,9 +246,8 @@ export class Session {
       return await end('max-steps');
     } catch (error) {
       if (signal.aborted) return await end('cancelled');
-      const wire = toWire(error);
-      io.emit({ type: 'notice', level: 'warn', text: wire.message });
-      return await end('error', wire.message);
+      // The error travels in the turn's summary, once (a notice as well showed it twice).
+      return await end('error', toWire(error).message);
     }
   }
 
