@@ -64,6 +64,7 @@ export class Engine implements EngineHandlers {
   #tools: ToolsHost | undefined;
   #loaded: LoadedConfig | null;
   #configError: string | null;
+  readonly #idleWaiters: (() => void)[] = [];
   readonly #clients = new Set<AttachedClient>();
   readonly #sessions = new Map<string, Session>();
   readonly #active = new Map<string, ActiveTurn>();
@@ -221,6 +222,7 @@ export class Engine implements EngineHandlers {
         );
       } finally {
         this.#active.delete(session.id);
+        if (this.#active.size === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
         this.options.onActivity?.();
       }
     },
@@ -349,8 +351,10 @@ export class Engine implements EngineHandlers {
     };
   }
 
-  async #whenIdle(): Promise<void> {
-    while (this.#active.size > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+  /** Resolves when no turn runs (at once when none does), told by the turn that ends last. */
+  #whenIdle(): Promise<void> {
+    if (this.#active.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   status(): DaemonStatus {
