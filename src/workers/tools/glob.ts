@@ -3,7 +3,7 @@ import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { capOutput } from './output.ts';
 import { done, fail } from './result.ts';
-import { allowedRoots, isRefused, resolvePath } from './sandbox.ts';
+import { isRefused, resolvePath } from './sandbox.ts';
 import { walk } from './walk.ts';
 
 const MAX_RESULTS = 1000;
@@ -25,12 +25,16 @@ export const glob = async (args: ToolArgs<'glob'>, context: ToolContext): Promis
   if (isRefused(target)) return target;
   if (!target.stats?.isDirectory())
     return fail('not-found', `${target.display} is not a directory; pass a directory as path`);
-  const [root = context.root] = await allowedRoots(context, 'read');
   const isMatch = globMatcher(args.pattern);
   const matches: string[] = [];
   let more = 0;
   const hidden = namesDotfiles(args.pattern);
-  for await (const entry of walk({ root, start: target.real, maxDepth: MAX_DEPTH, hidden })) {
+  for await (const entry of walk({
+    root: target.root,
+    start: target.real,
+    maxDepth: MAX_DEPTH,
+    hidden,
+  })) {
     if (entry.dirent.isDirectory() || !isMatch(entry.rel)) continue;
     if (matches.length < MAX_RESULTS) matches.push(entry.rel);
     else more++;

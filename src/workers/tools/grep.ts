@@ -7,7 +7,7 @@ import { globMatcher, namesDotfiles } from './glob.ts';
 import { capOutput } from './output.ts';
 import type { ToolIo } from './registry.ts';
 import { done, fail, messageOf } from './result.ts';
-import { allowedRoots, displayPath, isRefused, resolvePath } from './sandbox.ts';
+import { displayPath, isRefused, resolvePath } from './sandbox.ts';
 import { walk } from './walk.ts';
 
 const MAX_MATCHES = 500;
@@ -56,13 +56,12 @@ export const grep = async (
   const target = await resolvePath(args.path ?? '.', context, 'read');
   if (isRefused(target)) return target;
   if (!target.stats) return fail('not-found', `${target.display} does not exist`);
-  const [root = context.root] = await allowedRoots(context, 'read');
   const files: string[] = [];
   if (target.stats.isFile()) files.push(target.real);
   else {
     const isMatch = args.glob ? globMatcher(args.glob) : () => true;
     const hidden = args.glob ? namesDotfiles(args.glob) : false;
-    for await (const entry of walk({ root, start: target.real, maxDepth: 64, hidden }))
+    for await (const entry of walk({ root: target.root, start: target.real, maxDepth: 64, hidden }))
       if (entry.dirent.isFile() && isMatch(entry.rel)) files.push(entry.abs);
   }
   const lines: string[] = [];
@@ -71,7 +70,7 @@ export const grep = async (
     if (io.signal.aborted) return fail('canceled', 'grep was canceled');
     const hits = await searchFile(file, regex, context.limits.maxFileBytes);
     if (!hits?.length) continue;
-    const shown = displayPath(file, root).split(path.sep).join('/');
+    const shown = displayPath(file, target.root).split(path.sep).join('/');
     for (const hit of hits) {
       if (count++ < MAX_MATCHES) lines.push(`${shown}:${hit}`);
     }

@@ -3,7 +3,7 @@ import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { capOutput } from './output.ts';
 import { done, fail } from './result.ts';
-import { allowedRoots, isRefused, resolvePath } from './sandbox.ts';
+import { isRefused, resolvePath } from './sandbox.ts';
 import { walk } from './walk.ts';
 
 const MAX_ENTRIES = 2000;
@@ -18,11 +18,10 @@ export const listDir = async (
   if (!target.stats) return fail('not-found', `${target.display} does not exist`);
   if (!target.stats.isDirectory())
     return fail('invalid-args', `${target.display} is a file; use read_file or path_info`);
-  const [root = context.root] = await allowedRoots(context, 'read');
   const lines: string[] = [];
   let more = false;
   const entries = walk({
-    root,
+    root: target.root,
     start: target.real,
     maxDepth: args.depth ?? 1,
     hidden: args.hidden ?? false,

@@ -1,10 +1,10 @@
-import { lstat, readlink, stat } from 'node:fs/promises';
+import { readlink } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { done, fail } from './result.ts';
-import { allowedRoots, displayPath, isRefused, resolvePath } from './sandbox.ts';
+import { displayPath, isRefused, lstatIfExists, resolveEntry, resolvePath } from './sandbox.ts';
 
 const typeOf = (stats: Stats): string =>
   stats.isFile()
@@ -33,12 +33,12 @@ export const pathInfo = async (
   const parent = await resolvePath(path.dirname(args.path || '.'), context, 'read');
   if (isRefused(parent)) return parent;
   const link = path.join(parent.real, path.basename(args.path || '.'));
-  const linkStats = await lstat(link).catch(() => null);
+  // undefined: lstat failed for another reason than a missing file; resolvePath reports that
+  const linkStats = await lstatIfExists(link).catch(() => undefined);
   if (linkStats?.isSymbolicLink()) {
-    const [root = context.root] = await allowedRoots(context, 'read');
     const to = await readlink(link);
     const target = await resolvePath(args.path, context, 'read');
-    const info = { path: displayPath(link, root), ...describe(linkStats), target: to };
+    const info = { path: displayPath(link, parent.root), ...describe(linkStats), target: to };
     if (isRefused(target))
       return done(
         `${JSON.stringify(info, null, 2)}\n(the target is outside the allowed directories)`,
@@ -46,11 +46,14 @@ export const pathInfo = async (
           structured: info,
         },
       );
-    const targetInfo = target.stats ? describe(await stat(target.real)) : { type: 'missing' };
+    // `target.real` has no symlink left, so its lstat is what stat would give
+    const targetInfo = target.stats ? describe(target.stats) : { type: 'missing' };
     const full = { ...info, resolved: target.display, targetInfo };
     return done(JSON.stringify(full, null, 2), { structured: full });
   }
-  const target = await resolvePath(args.path, context, 'read');
+  // Not a symlink: the path is the parent's real path and the name, and linkStats is its lstat.
+  const target =
+    resolveEntry(args.path, parent, linkStats) ?? (await resolvePath(args.path, context, 'read'));
   if (isRefused(target)) return target;
   if (!target.stats) return fail('not-found', `${target.display} does not exist`);
   const info = { path: target.display, ...describe(target.stats) };

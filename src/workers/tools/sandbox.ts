@@ -15,6 +15,8 @@ export interface Resolved {
   display: string;
   /** `lstat` of `real`, or null when it does not exist yet. */
   stats: Stats | null;
+  /** The real workspace root, which `display` is relative to. */
+  root: string;
 }
 
 const MAX_PATH = 4096;
@@ -53,8 +55,11 @@ const realOrNearest = async (file: string): Promise<string | { refused: string }
 export const isInside = (child: string, parent: string): boolean =>
   child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
 
-/** The real directories a call may use for `access`. Missing ones keep their lexical path. */
-export const allowedRoots = async (context: ToolContext, access: Access): Promise<string[]> => {
+/**
+ * The real directories a call may use for `access`, the workspace root first. Missing ones keep
+ * their lexical path.
+ */
+const allowedRoots = async (context: ToolContext, access: Access): Promise<string[]> => {
   const dirs = [context.root, ...context.allowedPaths];
   if (access === 'read') dirs.push(context.outputsDir);
   const roots = await Promise.all(
@@ -87,6 +92,14 @@ const checkSyntax = (input: string): string | null => {
 export const displayPath = (real: string, root: string): string =>
   isInside(real, root) ? path.relative(root, real) || '.' : real;
 
+/** Why `stats` may not be used (device, FIFO, socket, hard link), or null when it may. */
+const checkStats = (stats: Stats | null): string | null => {
+  if (stats && !stats.isFile() && !stats.isDirectory()) return 'is a device file, FIFO or socket';
+  if (stats?.isFile() && stats.nlink > 1)
+    return `is a hard link (${stats.nlink} links) that may share its content with a file elsewhere`;
+  return null;
+};
+
 /**
  * Resolves `input` (relative to the root, or absolute) and checks it after resolving symlinks —
  * for a new file, through its nearest existing ancestor. Refuses device files, FIFOs and sockets,
@@ -105,20 +118,37 @@ export const resolvePath = async (
   if (typeof real !== 'string') return refuse(input, real.refused, roots);
   if (!roots.some((root) => isInside(real, root)))
     return refuse(input, `resolves to ${real}, outside the allowed directories`, roots);
-  const stats = await lstat(real).catch((error: unknown) => {
+  const stats = await lstatIfExists(real);
+  const refused = checkStats(stats);
+  if (refused) return refuse(input, refused, roots);
+  const root = roots[0] ?? context.root;
+  return { real, display: displayPath(real, root), stats, root };
+};
+
+/** `lstat` of `file`, or null when it does not exist; other errors are thrown. */
+export const lstatIfExists = (file: string): Promise<Stats | null> =>
+  lstat(file).catch((error: unknown) => {
     if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return null;
     throw error;
   });
-  if (stats && !stats.isFile() && !stats.isDirectory())
-    return refuse(input, 'is a device file, FIFO or socket', roots);
-  if (stats?.isFile() && stats.nlink > 1)
-    return refuse(
-      input,
-      `is a hard link (${stats.nlink} links) that may share its content with a file elsewhere`,
-      roots,
-    );
-  const realRoot = roots[0] ?? context.root;
-  return { real, display: displayPath(real, realRoot), stats };
+
+/**
+ * What `resolvePath(input)` returns, worked out from `dir` — the resolved `path.dirname(input)` —
+ * and `stats`, the `lstatIfExists` of `input`'s last name in `dir.real`, without resolving again.
+ * Undefined when it cannot be told that way (a symlink, a `.` or `..` name, an unknown `stats`, a
+ * path `resolvePath` would refuse): call `resolvePath` then.
+ */
+export const resolveEntry = (
+  input: string,
+  dir: Resolved,
+  stats: Stats | null | undefined,
+): Resolved | undefined => {
+  const name = path.basename(input);
+  if (name === '' || name === '.' || name === '..' || stats === undefined) return undefined;
+  if (stats?.isSymbolicLink() || checkSyntax(input) || checkStats(stats)) return undefined;
+  // `dir.real` is inside a root and has no symlink left; a name that is no symlink keeps it so.
+  const real = path.join(dir.real, name);
+  return { real, display: displayPath(real, dir.root), stats, root: dir.root };
 };
 
 /** True when `value` is a refusal rather than a resolved path. */

@@ -10,7 +10,13 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isInside } from '../../../src/workers/tools/sandbox.ts';
+import {
+  isInside,
+  isRefused,
+  lstatIfExists,
+  resolveEntry,
+  resolvePath,
+} from '../../../src/workers/tools/sandbox.ts';
 import { runTool, tempRepo, textOf, type TempRepo } from './repo.ts';
 
 interface Attempt {
@@ -133,6 +139,13 @@ const ATTEMPTS: Attempt[] = [
   { name: 'list_dir ..', tool: 'list_dir', args: () => ({ path: '..' }) },
   { name: 'glob in /etc', tool: 'glob', args: () => ({ pattern: '*', path: '/etc' }) },
   { name: 'grep outside', tool: 'grep', args: () => ({ pattern: 'SECRET', path: '../outside' }) },
+  {
+    name: 'path_info of a hard link to an outside file',
+    tool: 'path_info',
+    setup: (r) => linkSync(secret(r), path.join(r.root, 'hard.txt')),
+    args: () => ({ path: 'hard.txt' }),
+  },
+  { name: 'path_info of ..', tool: 'path_info', args: () => ({ path: 'src/../..' }) },
   { name: 'path_info outside', tool: 'path_info', args: (r) => ({ path: secret(r) }) },
   {
     name: 'write into the outputs directory (read-only)',
@@ -203,5 +216,62 @@ describe('isInside', () => {
     expect(isInside('/', '/')).toBe(true);
     expect(isInside('/etc', '/')).toBe(true);
     expect(isInside('/work/repo/src', '/')).toBe(true);
+  });
+});
+
+describe('resolveEntry', () => {
+  it('gives what resolvePath gives, or leaves the path to it', async () => {
+    const repo = tempRepo();
+    repo.write({ 'README.md': 'hello\n', 'src/a.ts': 'x\n' });
+    linkSync(secret(repo), path.join(repo.root, 'hard.txt'));
+    link('README.md', path.join(repo.root, 'readme'));
+    link(repo.outside, path.join(repo.root, 'out'));
+    execFileSync('mkfifo', [path.join(repo.root, 'pipe')]);
+    const inputs = [
+      'README.md',
+      'src',
+      'src/',
+      'src/a.ts',
+      'src/./a.ts',
+      'src/missing/new.ts',
+      'README.md/x',
+      'missing',
+      '.',
+      '',
+      '..',
+      'src/..',
+      'readme',
+      'out',
+      'out/secret.txt',
+      'hard.txt',
+      'pipe',
+      'n'.repeat(300),
+      'src/a\\b',
+      path.join(repo.root, 'src', 'a.ts'),
+    ];
+    const told: string[] = [];
+    for (const input of inputs) {
+      const dir = await resolvePath(path.dirname(input || '.'), repo.context, 'read');
+      const expected = await resolvePath(input, repo.context, 'read');
+      if (isRefused(dir)) continue;
+      const name = path.basename(input || '.');
+      const stats = await lstatIfExists(path.join(dir.real, name)).catch(() => undefined);
+      const entry = resolveEntry(input, dir, stats);
+      if (entry === undefined) continue;
+      told.push(input);
+      expect(entry, input).toEqual(expected);
+    }
+    // Symlinks, special names, refusals and unknown stats go to resolvePath.
+    expect(told).toEqual([
+      'README.md',
+      'src',
+      'src/',
+      'src/a.ts',
+      'src/./a.ts',
+      'src/missing/new.ts',
+      'README.md/x',
+      'missing',
+      path.join(repo.root, 'src', 'a.ts'),
+    ]);
   });
 });

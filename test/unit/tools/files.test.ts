@@ -140,6 +140,22 @@ describe('path_info', () => {
     });
   });
 
+  it('describes directories, reports missing paths, and resolves .. before describing', async () => {
+    const repo = tempRepo();
+    repo.write({ 'src/a.ts': 'x\n' });
+    const info = (input: string) => runTool(repo.context, 'path_info', { path: input });
+    expect(await info('src')).toMatchObject({
+      ok: true,
+      structured: { path: 'src', type: 'directory' },
+    });
+    expect(await info('src/a.ts/')).toMatchObject({ structured: { path: 'src/a.ts', size: 2 } });
+    expect(await info('src/b.ts')).toMatchObject({
+      ok: false,
+      error: { code: 'not-found', message: 'src/b.ts does not exist' },
+    });
+    expect(await info('src/..')).toMatchObject({ structured: { path: '.', type: 'directory' } });
+  });
+
   it('describes a symlink that points outside without describing its target', async () => {
     const repo = tempRepo();
     symlinkSync('/etc/passwd', path.join(repo.root, 'pw'));
