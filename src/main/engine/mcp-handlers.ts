@@ -78,18 +78,19 @@ export const waitForServers = async (
   const off = engine.mcp.on((event) => {
     if (event.type === 'status' || event.type === 'worker-exit') changed();
   });
+  // One abort listener for the whole wait (not one more per status change).
+  const onAbort = () => changed();
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
       const next = new Promise<void>((resolve) => (changed = resolve));
       const all = await engine.mcp.status();
       if (pending(all).length === 0 || signal?.aborted) return all;
-      await Promise.race([
-        next,
-        new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true })),
-      ]);
+      await next;
     }
   } finally {
     off();
+    signal?.removeEventListener('abort', onAbort);
   }
 };
 
