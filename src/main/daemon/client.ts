@@ -1,7 +1,6 @@
 import net from 'node:net';
 import type { MessagePort } from 'node:worker_threads';
 import {
-  CancellationTokenSource,
   createMessageConnection,
   type CancellationToken,
   PortMessageReader,
@@ -12,7 +11,7 @@ import {
 } from 'vscode-jsonrpc/node';
 import { NifflerError } from '../errors.ts';
 import { VERSION } from '../version.ts';
-import { fromResponseError } from './connection.ts';
+import { fromResponseError, sendUntilClosed } from './connection.ts';
 import type {
   ClientCalls,
   ClientMethod,
@@ -41,33 +40,21 @@ export class EngineClient {
     params: ParamsOf<M>,
     signal?: AbortSignal,
   ): Promise<ResultOf<M>> {
-    const source = new CancellationTokenSource();
-    const abort = () => source.cancel();
-    signal?.addEventListener('abort', abort, { once: true });
-    let onClose = { dispose: () => {} };
-    const closed = new Promise<never>((_resolve, reject) => {
-      const fail = () =>
-        reject(
+    try {
+      return await sendUntilClosed<ResultOf<M>>(
+        this.connection,
+        method,
+        params,
+        signal,
+        () =>
           new NifflerError(
             'daemon-unreachable',
             `the daemon closed the connection during ${method}; run the command again (niffler daemon status shows the daemon)`,
           ),
-        );
-      if (this.#closed) fail();
-      else onClose = this.connection.onClose(fail);
-    });
-    closed.catch(() => {}); // observed by the race below, or not needed at all
-    try {
-      return (await Promise.race([
-        this.connection.sendRequest(method, params, source.token),
-        closed,
-      ])) as ResultOf<M>;
+        this.#closed,
+      );
     } catch (error) {
       throw fromResponseError(error);
-    } finally {
-      onClose.dispose();
-      signal?.removeEventListener('abort', abort);
-      source.dispose();
     }
   }
 
@@ -101,14 +88,6 @@ export class EngineClient {
         }
       },
     );
-  }
-
-  onClose(listener: () => void): void {
-    this.connection.onClose(listener);
-  }
-
-  get closed(): boolean {
-    return this.#closed;
   }
 
   hello(client: string): Promise<HelloResult> {

@@ -84,28 +84,14 @@ export const serveConnection = (
         // closed
       }
     },
-    ask: async (method, params, signal) => {
-      const source = new CancellationTokenSource();
-      const abort = () => source.cancel();
-      signal?.addEventListener('abort', abort, { once: true });
-      let onClose = { dispose: () => {} };
-      const closed = new Promise<never>((_resolve, reject) => {
-        onClose = connection.onClose(() =>
-          reject(new NifflerError('daemon-unreachable', 'the front-end went away')),
-        );
-      });
-      closed.catch(() => {}); // observed by the race below, or not needed at all
-      try {
-        return (await Promise.race([
-          connection.sendRequest(method, params, source.token),
-          closed,
-        ])) as ClientCalls[typeof method]['result'];
-      } finally {
-        onClose.dispose();
-        signal?.removeEventListener('abort', abort);
-        source.dispose();
-      }
-    },
+    ask: (method, params, signal) =>
+      sendUntilClosed<ClientCalls[typeof method]['result']>(
+        connection,
+        method,
+        params,
+        signal,
+        () => new NifflerError('daemon-unreachable', 'the front-end went away'),
+      ),
   };
   // What this front-end asked for stops when it goes away: vscode-jsonrpc does not cancel the
   // requests of a closed connection, so a killed terminal would leave its turn running.
@@ -134,6 +120,40 @@ export const serveConnection = (
   connection.onClose(detach);
   connection.listen();
   return client;
+};
+
+/**
+ * Sends one request on `connection`: `signal` cancels it (`$/cancelRequest`), and it rejects with
+ * `closedError()` when the connection closes first (vscode-jsonrpc would leave it pending).
+ */
+export const sendUntilClosed = async <R>(
+  connection: MessageConnection,
+  method: string,
+  params: unknown,
+  signal: AbortSignal | undefined,
+  closedError: () => Error,
+  isClosed = false,
+): Promise<R> => {
+  const source = new CancellationTokenSource();
+  const abort = () => source.cancel();
+  signal?.addEventListener('abort', abort, { once: true });
+  let onClose = { dispose: () => {} };
+  const closed = new Promise<never>((_resolve, reject) => {
+    const fail = () => reject(closedError());
+    if (isClosed) fail();
+    else onClose = connection.onClose(fail);
+  });
+  closed.catch(() => {}); // observed by the race below, or not needed at all
+  try {
+    return (await Promise.race([
+      connection.sendRequest(method, params, source.token),
+      closed,
+    ])) as R;
+  } finally {
+    onClose.dispose();
+    signal?.removeEventListener('abort', abort);
+    source.dispose();
+  }
 };
 
 /** Turns a JSON-RPC error from the engine back into a `NifflerError`. */
