@@ -1,6 +1,6 @@
 import type { ToolCall, ToolSpec } from '../../workers/protocol/api.ts';
 import type { McpToolInfo } from '../../workers/protocol/mcp.ts';
-import type { ToolResult } from '../../workers/protocol/tool-result.ts';
+import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { ClientCalls, ClientMethod, PromptParams, SessionEvent } from '../protocol.ts';
@@ -62,13 +62,8 @@ export interface CallContext {
   signal: AbortSignal;
 }
 
-export const failed = (
-  code: Extract<ToolResult, { ok: false }>['error']['code'],
-  message: string,
-): ToolResult => ({
-  ok: false,
-  error: { code, message },
-});
+/** The one failure helper, under the name the session imports it by. */
+export { fail as failed };
 
 /** The built-ins plus the tools of ready MCP servers, minus what this session switched off. */
 export const buildToolTable = async (
@@ -183,11 +178,11 @@ export const runToolCalls = async (
   for (const call of calls) {
     const entry = table.get(call.name);
     const bad = invalid.get(call.id);
-    if (bad) planned.push({ call, result: failed('invalid-args', bad) });
+    if (bad) planned.push({ call, result: fail('invalid-args', bad) });
     else if (!entry)
       planned.push({
         call,
-        result: failed(
+        result: fail(
           'not-found',
           `there is no tool named "${call.name}"; the available tools are: ${[...table.keys()].join(', ')}`,
         ),
@@ -200,7 +195,7 @@ export const runToolCalls = async (
         io.emit({ type: 'tool-denied', id: call.id, name: call.name, reason: decision.reason });
         planned.push({
           call,
-          result: failed('denied', `the call was not run: ${decision.reason}`),
+          result: fail('denied', `the call was not run: ${decision.reason}`),
         });
       }
     }
@@ -209,7 +204,7 @@ export const runToolCalls = async (
     const started = performance.now();
     if (!item.result && item.entry) {
       item.result = signal.aborted
-        ? failed('canceled', 'the turn was cancelled before this call ran')
+        ? fail('canceled', 'the turn was cancelled before this call ran')
         : item.entry.kind === 'builtin'
           ? await ctx.tools.run(
               { name: item.call.name, args: item.call.args, sessionId: ctx.sessionId },

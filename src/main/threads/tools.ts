@@ -12,7 +12,7 @@ import {
   type ToolPortMessage,
   type ToolTask,
 } from '../../workers/protocol/tools.ts';
-import type { ToolResult } from '../../workers/protocol/tool-result.ts';
+import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import { killGroup } from '../../workers/shared/process-group.ts';
 import { workerExecArgv, workerFile } from './entry.ts';
 
@@ -191,6 +191,3 @@ export class ToolsHost {
     return path.join(this.#sessionsDir, `${safe}.todo.json`);
   }
 }
-
-const fail = (code: Extract<ToolResult, { ok: false }>['error']['code'], message: string) =>
-  ({ ok: false, error: { code, message } }) as const satisfies ToolResult;

@@ -6,7 +6,7 @@ import {
   McpError,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolErrorCode, ToolResult } from '../protocol/tool-result.ts';
+import { fail, type ToolResult } from '../protocol/tool-result.ts';
 import type { ConnectionContext, ServerConnection } from './connection.ts';
 import type { CallOutcome } from './metrics.ts';
 import { normalizeResult } from './results.ts';
@@ -34,11 +34,6 @@ const checkOutput = (schema: object, structured: unknown): string | undefined =>
   return result.valid ? undefined : (result.errorMessage ?? 'invalid');
 };
 
-const failure = (code: ToolErrorCode, message: string): ToolResult => ({
-  ok: false,
-  error: { code, message },
-});
-
 /**
  * One `tools/call` on a ready connection, inside its concurrency limit: timeout reset by progress,
  * cancellation through `signal` (the SDK sends `notifications/cancelled`), results normalized.
@@ -53,15 +48,15 @@ export const callTool = async (
 ): Promise<ToolResult> => {
   const started = performance.now();
   const { signal } = options;
-  if (signal.aborted) return failure('canceled', 'the call was canceled');
+  if (signal.aborted) return fail('canceled', 'the call was canceled');
   if (conn.state !== 'ready' || !conn.client) return record(conn, tool, started, unavailable(conn));
   // A free slot is taken without a round through the microtask queue.
   if (!conn.limiter.tryAcquire())
     try {
       await conn.limiter.acquire(signal);
     } catch (error) {
-      if (signal.aborted) return failure('canceled', 'the call was canceled while queued');
-      return record(conn, tool, started, failure('server-crashed', (error as Error).message));
+      if (signal.aborted) return fail('canceled', 'the call was canceled while queued');
+      return record(conn, tool, started, fail('server-crashed', (error as Error).message));
     }
   try {
     const client = conn.client;
@@ -117,22 +112,22 @@ const failed = (
   signal: AbortSignal,
   error: unknown,
 ): ToolResult => {
-  if (signal.aborted) return failure('canceled', 'the call was canceled');
+  if (signal.aborted) return fail('canceled', 'the call was canceled');
   const code = error instanceof McpError ? error.code : undefined;
   if (code === (ErrorCode.RequestTimeout as number))
-    return failure(
+    return fail(
       'timeout',
       `server "${conn.name}" did not answer tools/call "${tool}" within ${conn.spec.timeoutMs / 1000} s (timeout); the call was canceled`,
     );
   const state = conn.status().state;
   if (code === (ErrorCode.ConnectionClosed as number) || state !== 'ready')
-    return failure(
+    return fail(
       state === 'stopped' ? 'server-unavailable' : 'server-crashed',
       conn.describeLoss('tools/call'),
     );
   if (code === (ErrorCode.InvalidParams as number))
-    return failure('invalid-args', (error as Error).message);
-  return failure('tool-error', (error as Error).message);
+    return fail('invalid-args', (error as Error).message);
+  return fail('tool-error', (error as Error).message);
 };
 
 const unavailable = (conn: ServerConnection): ToolResult => {
@@ -148,7 +143,7 @@ const unavailable = (conn: ServerConnection): ToolResult => {
     failed: `has failed${status.lastError ? ` (${status.lastError.message})` : ''}; start it with niffler mcp start ${conn.name}`,
     'needs-auth': `needs authorization; run niffler mcp login ${conn.name}`,
   };
-  return failure(
+  return fail(
     'server-unavailable',
     `server "${conn.name}" ${why[status.state] ?? `is ${status.state}`}`,
   );

@@ -42,3 +42,13 @@ export type ToolResult =
       output?: string;
       content?: ToolContent[];
     };
+
+/** A failed call the model can read; `output` carries what was produced before it failed. */
+export const fail = (
+  code: ToolErrorCode,
+  message: string,
+  output?: string,
+): Extract<ToolResult, { ok: false }> =>
+  output === undefined
+    ? { ok: false, error: { code, message } }
+    : { ok: false, error: { code, message }, output };

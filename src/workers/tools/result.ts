@@ -1,10 +1,7 @@
-import type { ToolErrorCode, ToolResult } from '../protocol/tool-result.ts';
+import type { ToolResult } from '../protocol/tool-result.ts';
 
-/** A failed call the model can read; `output` carries what was produced before it failed. */
-export const fail = (code: ToolErrorCode, message: string, output?: string): ToolResult =>
-  output === undefined
-    ? { ok: false, error: { code, message } }
-    : { ok: false, error: { code, message }, output };
+/** The failure helper every tool uses, shared with the MCP worker and the main process. */
+export { fail } from '../protocol/tool-result.ts';
 
 /** A successful call. */
 export const done = (
