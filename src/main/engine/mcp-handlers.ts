@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { McpServerStatus } from '../../workers/protocol/mcp.ts';
+import { authFileName } from '../../workers/shared/auth-file.ts';
 import type { ResolvedServer } from '../config/load.ts';
 import type { RequestContext } from '../daemon/connection.ts';
 import { NifflerError } from '../errors.ts';
@@ -41,15 +41,9 @@ export const knownServer = (engine: Engine, name: string): ResolvedServer => {
   return server;
 };
 
-/**
- * The MCP worker's OAuth file of a server URL: `<authDir>/<sha256(url)>.json` (the worker's
- * `authFileName`; a unit test keeps the two equal).
- */
+/** The MCP worker's OAuth file of a server URL (what `niffler mcp logout` removes). */
 export const authFileOf = (authDir: string, url: string): string =>
-  path.join(
-    authDir,
-    `${createHash('sha256').update(new URL(url).href).digest('hex').slice(0, 32)}.json`,
-  );
+  path.join(authDir, authFileName(url));
 
 /** A known server that OAuth applies to (Streamable HTTP or SSE), or an error saying why not. */
 const remoteServer = (engine: Engine, name: string): ResolvedServer & { url: string } => {

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { authFileName } from '../../shared/auth-file.ts';
 import type {
   OAuthClientInformationMixed,
   OAuthTokens,
@@ -15,9 +15,7 @@ export interface StoredAuth {
   expiresAt?: number;
 }
 
-/** The file of one server URL under the auth directory (main derives the same name for logout). */
-export const authFileName = (url: string): string =>
-  `${createHash('sha256').update(new URL(url).href).digest('hex').slice(0, 32)}.json`;
+export { authFileName };
 
 /**
  * Tokens and registrations of one server URL: `<authDir>/<sha256(url)>.json`, mode 0600 in a 0700
