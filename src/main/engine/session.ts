@@ -8,13 +8,13 @@ import type {
 } from '../../workers/protocol/api.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { NifflerError, toWire } from '../errors.ts';
+import { fail } from '../../workers/protocol/tool-result.ts';
 import type { PromptParams, TurnOutcome, TurnSummary } from '../protocol.ts';
 import { VERSION } from '../version.ts';
 import type { ApprovalStore } from './approvals.ts';
 import { buildSystemPrompt } from './prompt.ts';
 import {
   buildToolTable,
-  failed,
   runToolCalls,
   type BuiltinTools,
   type McpTools,
@@ -340,7 +340,7 @@ export class Session {
           role: 'tool',
           toolCallId: call.id,
           name: call.name,
-          result: failed('canceled', why),
+          result: fail('canceled', why),
         });
   }
 }

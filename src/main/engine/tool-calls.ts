@@ -62,9 +62,6 @@ export interface CallContext {
   signal: AbortSignal;
 }
 
-/** The one failure helper, under the name the session imports it by. */
-export { fail as failed };
-
 /** The built-ins plus the tools of ready MCP servers, minus what this session switched off. */
 export const buildToolTable = async (
   tools: BuiltinTools,
