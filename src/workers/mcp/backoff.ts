@@ -38,10 +38,6 @@ export class RestartPolicy {
     );
   }
 
-  get recentFailures(): number {
-    return this.failures.length;
-  }
-
   /** A start by hand forgets past failures. */
   reset(): void {
     this.failures = [];

@@ -119,7 +119,7 @@ const failed = (
       'timeout',
       `server "${conn.name}" did not answer tools/call "${tool}" within ${conn.spec.timeoutMs / 1000} s (timeout); the call was canceled`,
     );
-  const state = conn.status().state;
+  const state = conn.state;
   if (code === (ErrorCode.ConnectionClosed as number) || state !== 'ready')
     return fail(
       state === 'stopped' ? 'server-unavailable' : 'server-crashed',
@@ -131,7 +131,7 @@ const failed = (
 };
 
 const unavailable = (conn: ServerConnection): ToolResult => {
-  const status = conn.status();
+  const { state, lastErrorMessage: last } = conn;
   // Keyed by string, not by the state union, so a state added to the protocol still reads well.
   const why: Record<string, string | undefined> = {
     disabled: 'is disabled in the configuration (enabled: false)',
@@ -139,12 +139,9 @@ const unavailable = (conn: ServerConnection): ToolResult => {
     stopped: `is stopped; start it with niffler mcp start ${conn.name}`,
     starting: 'is still starting',
     ready: 'is not connected',
-    degraded: `is restarting${status.lastError ? ` after: ${status.lastError.message}` : ''}`,
-    failed: `has failed${status.lastError ? ` (${status.lastError.message})` : ''}; start it with niffler mcp start ${conn.name}`,
+    degraded: `is restarting${last ? ` after: ${last}` : ''}`,
+    failed: `has failed${last ? ` (${last})` : ''}; start it with niffler mcp start ${conn.name}`,
     'needs-auth': `needs authorization; run niffler mcp login ${conn.name}`,
   };
-  return fail(
-    'server-unavailable',
-    `server "${conn.name}" ${why[status.state] ?? `is ${status.state}`}`,
-  );
+  return fail('server-unavailable', `server "${conn.name}" ${why[state] ?? `is ${state}`}`);
 };

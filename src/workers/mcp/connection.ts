@@ -129,6 +129,16 @@ export class ServerConnection {
     );
   }
 
+  /** The server process while one runs (what `status()` reports, without building it all). */
+  get processId(): number | null {
+    return this.pid;
+  }
+
+  /** The last error's message, if any (likewise). */
+  get lastErrorMessage(): string | undefined {
+    return this.lastError?.message;
+  }
+
   /** The output schema of a tool, looked up in a map rebuilt only when the catalog changes. */
   outputSchema(tool: string): object | undefined {
     if (this.schemasOf !== this.catalog) {

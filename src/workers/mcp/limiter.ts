@@ -1,4 +1,10 @@
-import { NifflerAbort } from './errors.ts';
+/** The caller aborted while waiting for a slot. */
+export class NifflerAbort extends Error {
+  override name = 'AbortError';
+  constructor(message = 'the call was canceled') {
+    super(message);
+  }
+}
 
 interface Waiter {
   resolve: () => void;
@@ -37,10 +43,7 @@ export class Limiter {
   /** Resolves once a slot is held; call `release` exactly once afterwards. */
   acquire(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(new NifflerAbort());
-    if (this.active < this.limit && this.queue.length === 0) {
-      this.active++;
-      return Promise.resolve();
-    }
+    if (this.tryAcquire()) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, ...(signal ? { signal } : {}) };
       if (signal) {

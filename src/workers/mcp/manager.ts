@@ -14,7 +14,7 @@ import { withDefaults } from './backoff.ts';
 import type { CallOptions } from './call.ts';
 import type { ClientSide } from './client-handlers.ts';
 import { ServerConnection, type ConnectionContext } from './connection.ts';
-import { WorkerError } from './errors.ts';
+import { NifflerError } from '../protocol/wire-error.ts';
 import { assignToolNames, modelName, type NameTable } from './naming.ts';
 import { killGroup } from '../shared/process-group.ts';
 import { readResource, getPrompt } from './extras.ts';
@@ -135,13 +135,13 @@ export class McpManager {
   async start(server: string): Promise<McpServerStatus> {
     const conn = this.get(server);
     if (conn.spec.gate === 'disabled')
-      throw new WorkerError(
+      throw new NifflerError(
         'usage',
         `server "${server}" is disabled in the configuration; set enabled: true to start it`,
         { server },
       );
     if (conn.spec.gate === 'untrusted')
-      throw new WorkerError(
+      throw new NifflerError(
         'untrusted',
         `server "${server}" comes from this repository, which is not trusted; review it and run niffler trust`,
         { server },
@@ -235,7 +235,7 @@ export class McpManager {
   /** Last resort when the thread is going away: terminate every process group we still own. */
   killAll(): void {
     for (const conn of this.connections.values()) {
-      const pid = conn.status().pid;
+      const pid = conn.processId;
       if (pid !== null) killGroup(pid, 'SIGTERM');
     }
   }
@@ -243,7 +243,7 @@ export class McpManager {
   private get(server: string): ServerConnection {
     const conn = this.connections.get(server);
     if (!conn)
-      throw new WorkerError(
+      throw new NifflerError(
         'mcp-not-found',
         `no MCP server named "${server}"; configured: ${[...this.connections.keys()].join(', ') || 'none'}`,
         { server },
