@@ -1,8 +1,8 @@
 import type { EngineApi as EngineClient } from './deferred-client.ts';
 import type { Env } from '../../main/paths.ts';
 import type { SessionOpened } from '../../main/protocol.ts';
-import { formatDuration, formatMs, truncate } from '../render/format.ts';
-import { formatTable } from '../render/output.ts';
+import { mcpStatusTable, sessionsTable, type McpStatusColumn } from '../commands/status-views.ts';
+import { truncate } from '../render/format.ts';
 import { helpText } from './commands.ts';
 import { formatCost, formatTokens } from './format.ts';
 import type { Action, UiState } from './state/types.ts';
@@ -24,27 +24,26 @@ const usage = (text: string): never => {
   throw new Error(`usage: ${text}`);
 };
 
+// Fewer columns than `niffler mcp status`, tools first: what matters inside a session.
+const MCP_COLUMNS: McpStatusColumn[] = [
+  'NAME',
+  'STATE',
+  'TOOLS',
+  'PID',
+  'UPTIME',
+  'CALLS',
+  'ERRORS',
+  'P50',
+  'LAST ERROR',
+];
+
 const mcp = async (ctx: SlashContext, args: string[]) => {
   const [verb, name] = args;
   if (!verb) {
     const status = await ctx.client.request('mcp/status', {});
     ctx.dispatch({ type: 'servers', servers: status.servers });
-    const rows = status.servers.map((s) => [
-      s.name,
-      s.state,
-      String(s.tools),
-      s.pid === null ? '-' : String(s.pid),
-      s.startedAt ? formatDuration(Date.now() - s.startedAt) : '-',
-      String(s.calls),
-      String(s.errors),
-      formatMs(s.p50Ms),
-      s.lastError ? truncate(s.lastError.message, 50) : '',
-    ]);
-    const table = rows.length
-      ? formatTable(
-          ['NAME', 'STATE', 'TOOLS', 'PID', 'UPTIME', 'CALLS', 'ERRORS', 'P50', 'LAST ERROR'],
-          rows,
-        )
+    const table = status.servers.length
+      ? mcpStatusTable(status.servers, { columns: MCP_COLUMNS })
       : 'no MCP servers configured (add one with niffler mcp add NAME -- COMMAND)';
     const extra = [status.configError, ...status.warnings].filter(Boolean).join('\n');
     return ctx.dispatch({
@@ -131,19 +130,11 @@ const model = async (ctx: SlashContext, args: string[]) => {
 
 const sessions = async (ctx: SlashContext) => {
   const list = await ctx.client.request('session/list', {});
-  const rows = list
-    .slice(0, 20)
-    .map((s) => [
-      s.id,
-      s.updatedAt.slice(0, 16).replace('T', ' '),
-      String(s.messages),
-      truncate(s.title, 50),
-    ]);
   ctx.dispatch({
     type: 'output',
     title: 'Sessions',
-    text: rows.length
-      ? `${formatTable(['ID', 'UPDATED', 'MESSAGES', 'TITLE'], rows)}\n\n/resume ID continues one`
+    text: list.length
+      ? `${sessionsTable(list.slice(0, 20))}\n\n/resume ID continues one`
       : 'no sessions yet',
   });
 };

@@ -1,6 +1,7 @@
 import type { GlobalOptions } from '../context.ts';
 import { withEngine } from '../engine.ts';
-import { formatTable, print, printJson } from '../render/output.ts';
+import { print, printJson } from '../render/output.ts';
+import { sessionsTable } from './status-views.ts';
 
 /** `niffler sessions [--json]`: this workspace's sessions, newest first. */
 export const sessions = (options: GlobalOptions): Promise<void> =>
@@ -14,16 +15,6 @@ export const sessions = (options: GlobalOptions): Promise<void> =>
       print('No sessions in this workspace yet. Start one: niffler, or niffler -p "…"');
       return;
     }
-    print(
-      formatTable(
-        ['ID', 'UPDATED', 'MESSAGES', 'TITLE'],
-        list.map((s) => [
-          s.id,
-          s.updatedAt.replace('T', ' ').slice(0, 16),
-          String(s.messages),
-          s.title,
-        ]),
-      ),
-    );
+    print(sessionsTable(list));
     print('\nResume one: niffler --resume ID (or --continue for the latest)');
   });

@@ -1,11 +1,17 @@
-import type { DaemonStatus, McpServerStatus, McpStatusResult } from '../../main/protocol.ts';
+import type {
+  DaemonStatus,
+  McpServerStatus,
+  McpStatusResult,
+  SessionSummary,
+} from '../../main/protocol.ts';
 import { tildify } from '../../main/paths.ts';
 import { formatBytes, formatDuration, formatMs, truncate } from '../render/format.ts';
 import { formatTable, paint, print, printJson, warn } from '../render/output.ts';
 
-// How `niffler mcp status` and `niffler daemon status` show what the daemon answered. Shared by
-// the command tree and the fast path (src/ui/fast.ts): nothing here may load the config schema,
-// the SDK, Ink or the engine.
+// How `niffler mcp status`, `niffler daemon status` and `niffler sessions` show what the daemon
+// answered; the Ink app's /mcp and /sessions use the same tables. Shared by the command tree and
+// the fast path (src/ui/fast.ts): nothing here may load the config schema, the SDK, Ink or the
+// engine.
 
 const stateColor = (state: McpServerStatus['state']): string => {
   switch (state) {
@@ -23,6 +29,63 @@ const stateColor = (state: McpServerStatus['state']): string => {
   }
 };
 
+interface CellOptions {
+  color: boolean;
+  now: number;
+}
+
+/** Every column `mcp/status` can show, in the order `niffler mcp status` shows them. */
+const MCP_CELLS = {
+  NAME: (s) => s.name,
+  STATE: (s, o) => (o.color ? stateColor(s.state) : s.state),
+  PID: (s) => (s.pid ? String(s.pid) : '-'),
+  // A stopped or failed server keeps its last startedAt; it has no uptime.
+  UPTIME: (s, o) =>
+    s.startedAt && s.state !== 'stopped' && s.state !== 'failed'
+      ? formatDuration(o.now - s.startedAt)
+      : '-',
+  RESTARTS: (s) => String(s.restarts),
+  TOOLS: (s) => String(s.tools),
+  CALLS: (s) => String(s.calls),
+  ERRORS: (s) => String(s.errors),
+  P50: (s) => formatMs(s.p50Ms),
+  P95: (s) => formatMs(s.p95Ms),
+  // Only the first line: a multi-line error would break the table.
+  'LAST ERROR': (s) => (s.lastError ? truncate(s.lastError.message.split('\n')[0] ?? '', 60) : ''),
+} satisfies Record<string, (server: McpServerStatus, options: CellOptions) => string>;
+
+export type McpStatusColumn = keyof typeof MCP_CELLS;
+
+const MCP_COLUMNS = Object.keys(MCP_CELLS) as McpStatusColumn[];
+
+/**
+ * The servers of `mcp/status` as a table: every column unless `columns` picks some (in that
+ * order); `color` paints the state as `paint` does for stdout (only on a terminal).
+ */
+export const mcpStatusTable = (
+  servers: readonly McpServerStatus[],
+  options: { color?: boolean; columns?: readonly McpStatusColumn[]; now?: number } = {},
+): string => {
+  const columns = options.columns ?? MCP_COLUMNS;
+  const cell: CellOptions = { color: options.color ?? false, now: options.now ?? Date.now() };
+  return formatTable(
+    [...columns],
+    servers.map((s) => columns.map((c) => MCP_CELLS[c](s, cell))),
+  );
+};
+
+/** `session/list` as a table: id, when it last changed, how many messages, and its title. */
+export const sessionsTable = (list: readonly SessionSummary[]): string =>
+  formatTable(
+    ['ID', 'UPDATED', 'MESSAGES', 'TITLE'],
+    list.map((s) => [
+      s.id,
+      s.updatedAt.replace('T', ' ').slice(0, 16),
+      String(s.messages),
+      truncate(s.title, 50),
+    ]),
+  );
+
 /** Prints `mcp/status`: a table on a terminal (with the config error first), or JSON. */
 export const showMcpStatus = (result: McpStatusResult, options: { json?: boolean }): void => {
   if (options.json) {
@@ -35,39 +98,7 @@ export const showMcpStatus = (result: McpStatusResult, options: { json?: boolean
     print('No MCP servers configured. Add one: niffler mcp add NAME -- COMMAND ARGS…');
     return;
   }
-  const now = Date.now();
-  print(
-    formatTable(
-      [
-        'NAME',
-        'STATE',
-        'PID',
-        'UPTIME',
-        'RESTARTS',
-        'TOOLS',
-        'CALLS',
-        'ERRORS',
-        'P50',
-        'P95',
-        'LAST ERROR',
-      ],
-      result.servers.map((s) => [
-        s.name,
-        stateColor(s.state),
-        s.pid ? String(s.pid) : '-',
-        s.startedAt && s.state !== 'stopped' && s.state !== 'failed'
-          ? formatDuration(now - s.startedAt)
-          : '-',
-        String(s.restarts),
-        String(s.tools),
-        String(s.calls),
-        String(s.errors),
-        formatMs(s.p50Ms),
-        formatMs(s.p95Ms),
-        s.lastError ? truncate(s.lastError.message.split('\n')[0] ?? '', 60) : '',
-      ]),
-    ),
-  );
+  print(mcpStatusTable(result.servers, { color: true }));
 };
 
 /** Prints `daemon/status`, or that no daemon runs for `root` (`status` null). */
