@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { once } from 'node:events';
 import type { ToolContext } from '../protocol/tools.ts';
-import { cutNote, outputFile } from './output.ts';
+import { countLines, cutNote, outputFile } from './output.ts';
 
 /**
  * Collects a command's output as it streams: all of it goes to a file under the outputs
@@ -14,7 +14,10 @@ export class OutputSink {
   #head = '';
   #tail = '';
   #total = 0;
+  /** Lines so far, counted as `countLines` counts them. */
   #lines = 0;
+  /** Whether the last line so far has no `\n` yet: the next text continues it. */
+  #open = false;
   #file: WriteStream;
   #path: string;
   #max: number;
@@ -36,7 +39,10 @@ export class OutputSink {
 
   #append(text: string): void {
     this.#total += text.length;
-    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) this.#lines++;
+    if (text.length > 0) {
+      this.#lines += countLines(text) - (this.#open ? 1 : 0);
+      this.#open = !text.endsWith('\n');
+    }
     if (this.#head.length < this.#max) this.#head += text.slice(0, this.#max - this.#head.length);
     this.#tail += text;
     if (this.#tail.length > 2 * this.#max) this.#tail = this.#tail.slice(-this.#max);
@@ -52,7 +58,7 @@ export class OutputSink {
       return { output: this.#head };
     }
     const half = Math.floor(this.#max / 2);
-    const note = cutNote(this.#max, this.#total, this.#lines + 1, this.#path);
+    const note = cutNote(this.#max, this.#total, this.#lines, this.#path);
     return {
       output: this.#head.slice(0, half) + note + this.#tail.slice(-(this.#max - half)),
       savedTo: this.#path,

@@ -73,6 +73,7 @@ describe('bash', () => {
     expect(result.output.startsWith('1\n2\n3\n')).toBe(true);
     expect(result.output).toMatch(/\n99999\n100000\n\[exit code 0\]$/);
     expect(result.output).toContain('output cut: 1000 of 588895 characters');
+    expect(result.output).toContain('The full output (100000 lines)');
     expect(result.savedTo?.startsWith(repo.context.outputsDir)).toBe(true);
     const page = await runTool(repo.context, 'read_file', {
       path: result.savedTo,
