@@ -25,11 +25,3 @@ export const exitCodeFor = (error: unknown): number => {
       return 1;
   }
 };
-
-export const isNifflerError = (error: unknown): error is NifflerError =>
-  error instanceof NifflerError;
-
-/** For `never`-typed switch defaults: adding a variant to a union breaks the build there. */
-export const assertNever = (value: never): never => {
-  throw new NifflerError('internal', `unexpected value: ${JSON.stringify(value)}`);
-};

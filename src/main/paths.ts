@@ -1,4 +1,4 @@
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -61,7 +61,7 @@ export const workspaceKey = (root: string): string => {
   return `${base}-${shortHash(root)}`;
 };
 
-/** 12 hex characters of the SHA-256 of `text`. */
+/** `length` hex characters of a 64-bit FNV-1a hash of `text`. */
 export const shortHash = (text: string, length = 12): string => {
   // FNV-1a, 64-bit, on the UTF-16 code units. Not cryptographic (names a socket and a directory,
   // nothing secret), and it spares every command loading node:crypto (~3 ms of start-up).
@@ -80,6 +80,7 @@ export const nifflerPaths = (root: string, env: Env = process.env) => {
     key,
     globalConfig: path.join(home, 'config.yaml'),
     trustFile: path.join(home, 'trust.json'),
+    approvalsFile: path.join(home, 'approvals.json'),
     runDir: path.join(home, 'run'),
     // Unix socket paths are limited to ~104 bytes: keyed by a short hash, not the root's name.
     socket: path.join(home, 'run', `${shortHash(root)}.sock`),
@@ -97,14 +98,6 @@ export const nifflerPaths = (root: string, env: Env = process.env) => {
 };
 
 export type NifflerPaths = ReturnType<typeof nifflerPaths>;
-
-export const isDirectory = (file: string): boolean => {
-  try {
-    return statSync(file).isDirectory();
-  } catch {
-    return false;
-  }
-};
 
 /** niffler's own install directory (holds package.json and .niffler.example/), from src or dist. */
 export const packageDir = (): string => {

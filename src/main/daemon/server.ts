@@ -84,7 +84,8 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
     connection.onError(([error]) => log.debug('client connection error', { error: error.message }));
     serveConnection(connection, engine);
   });
-  // A socket left by a dead daemon is removed by the front-end under the start lock.
+  // A socket left by a dead daemon goes: this daemon was started under the start lock, and a
+  // live daemon would have answered the front-end that started it.
   rmSync(paths.socket, { force: true });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -3,11 +3,6 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import type { ToolPolicy } from '../config/schema.ts';
-import { nifflerHome, type Env } from '../paths.ts';
-
-/** `$NIFFLER_HOME/approvals.json`: answers remembered per repository. */
-export const approvalsFile = (env: Env = process.env): string =>
-  path.join(nifflerHome(env), 'approvals.json');
 
 /** A tool call waiting for a decision. `tool` is the model-facing name (`server__tool` for MCP). */
 export interface ApprovalRequest {

@@ -1,10 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import type {
-  McpElicitationAnswer,
-  McpSamplingAnswer,
-  McpServerStatus,
-} from '../../workers/protocol/mcp.ts';
+import type { McpElicitationAnswer, McpSamplingAnswer } from '../../workers/protocol/mcp.ts';
 import { loadConfig, type FlagOverride, type LoadedConfig } from '../config/load.ts';
 import { NifflerError } from '../errors.ts';
 import type { AttachedClient, EngineHandlers, RequestContext } from '../daemon/connection.ts';
@@ -81,7 +76,7 @@ export class Engine implements EngineHandlers {
     this.#loaded = loaded;
     this.#configError = configError;
     this.api = new ApiHost({ log: options.log.child({ scope: 'api' }) });
-    this.approvals = new ApprovalStore(path.join(this.paths.home, 'approvals.json'), options.root);
+    this.approvals = new ApprovalStore(this.paths.approvalsFile, options.root);
     mcp.on((event) => {
       if (event.type === 'status') this.broadcast('mcp/status-changed', event.status);
     });
@@ -417,11 +412,6 @@ export class Engine implements EngineHandlers {
     this.#stopWatching = watchConfigFiles(files, () => {
       if (!this.#closed) void this.reload();
     });
-  }
-
-  /** Current status of every server (for `mcp status`). */
-  serverStatus(): Promise<McpServerStatus[]> {
-    return this.mcp.status();
   }
 
   /** Stops watching, ends every session, server and pool task (no orphan processes). */

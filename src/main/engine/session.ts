@@ -106,10 +106,6 @@ export class Session {
     return { session, warnings: loaded.warnings };
   }
 
-  get isRunning(): boolean {
-    return this.#running;
-  }
-
   /** Closes the transcript once what was appended is written. */
   close(): Promise<void> {
     return this.transcript.close();

@@ -92,11 +92,6 @@ export class ToolsHost {
     return builtinTools().filter((tool) => !this.#disabled.has(tool.name));
   }
 
-  /** True when `name` is an enabled built-in tool. */
-  has(name: string): boolean {
-    return isBuiltinTool(name) && !this.#disabled.has(name);
-  }
-
   /**
    * Runs one call in the pool. Aborting `signal` resolves at once to a `canceled` result: the task
    * is told to cancel (it ends its process groups); if its worker does not return within a grace
