@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { fixtureSpec } from '../../fixtures/mcp/servers.ts';
 import { ready, startHost, type TestHost } from './helpers.ts';
 
@@ -108,7 +108,17 @@ describe('stdio server: echo fixture', () => {
   });
 
   it('reports metrics per server and per tool', async () => {
-    const [status] = await t.host.status();
+    // Its own server, so the counts do not depend on the tests above having run first.
+    const own = await startHost([fixtureSpec('echo')]);
+    onTestFinished(() => own.host.close());
+    await ready(own.host, 'echo');
+    await own.host.callTool('echo__say', { text: 'hi' });
+    await own.host.callTool('echo__say', { text: 42 });
+    await own.host.callTool('echo__add', { a: 2, b: 3 });
+    await own.host.callTool('echo__fail', { why: 'nope' });
+    await own.host.callTool('echo__cwd', {});
+    await own.host.callTool('echo__contents', {});
+    const [status] = await own.host.status();
     expect(status).toMatchObject({
       name: 'echo',
       state: 'ready',
