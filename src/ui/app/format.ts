@@ -1,18 +1,17 @@
+import { truncate } from '../render/format.ts';
+
 /** Display name of a tool: `server__tool` shows as `tool` when its server is shown beside it. */
 export const toolLabel = (name: string, server?: string): string =>
   server && name.startsWith(`${server}__`) ? name.slice(server.length + 2) : name;
 
-const clip = (text: string, max: number): string =>
-  text.length > max ? `${text.slice(0, max - 1)}…` : text;
-
 const argValue = (value: unknown): string =>
   typeof value === 'string'
-    ? JSON.stringify(clip(value.replace(/\s+/g, ' '), 40))
-    : clip(JSON.stringify(value) ?? 'undefined', 40);
+    ? JSON.stringify(truncate(value.replace(/\s+/g, ' '), 40))
+    : truncate(JSON.stringify(value) ?? 'undefined', 40);
 
 /** The key arguments of a call on one line: `path: "a.ts", limit: 20`, cut at `max`. */
 export const formatArgs = (args: Record<string, unknown>, max = 80): string =>
-  clip(
+  truncate(
     Object.entries(args)
       .map(([key, value]) => `${key}: ${argValue(value)}`)
       .join(', '),

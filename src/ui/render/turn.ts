@@ -1,18 +1,16 @@
 import type { SessionEvent, TurnSummary } from '../../main/protocol.ts';
 import type { ToolResult } from '../../main/protocol.ts';
+import { truncate } from './format.ts';
 import { paint } from './output.ts';
 
-const argsPreview = (args: Record<string, unknown>): string => {
-  const text = JSON.stringify(args);
-  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
-};
+const argsPreview = (args: Record<string, unknown>): string => truncate(JSON.stringify(args), 120);
 
 /** One line saying how a tool call went, for stderr and tool cards. */
 export const summarizeResult = (result: ToolResult): string => {
   if (!result.ok) return `${result.error.code}: ${result.error.message.split('\n')[0] ?? ''}`;
   const lines = result.output.split('\n').filter((l) => l.trim());
   const first = lines[0]?.trim() ?? '(no output)';
-  return `${first.length > 100 ? `${first.slice(0, 99)}…` : first}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
+  return `${truncate(first, 100)}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
 };
 
 /**

@@ -1,5 +1,6 @@
 import { Box, Text } from 'ink';
 import type { ApprovalAnswer, ApprovalAsk } from '../../../main/protocol.ts';
+import { truncate } from '../../render/format.ts';
 import { toolLabel } from '../format.ts';
 import { SelectDialog, type Choice } from './SelectDialog.tsx';
 
@@ -20,7 +21,7 @@ const argLines = (args: Record<string, unknown>): string[] =>
   Object.entries(args).map(([key, value]) => {
     const text = typeof value === 'string' ? value : JSON.stringify(value);
     const firstLines = text.split('\n').slice(0, 6).join('\n    ');
-    return `${key}: ${firstLines.length > 400 ? `${firstLines.slice(0, 399)}…` : firstLines}`;
+    return `${key}: ${truncate(firstLines, 400)}`;
   });
 
 /** Asks whether a tool call may run: tool, server, arguments, annotations, and why it asks. */
