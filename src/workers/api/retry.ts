@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { RetrySettings } from '../protocol/api.ts';
 
 type HeaderSource = { get(name: string): string | null } | undefined;
@@ -31,17 +32,11 @@ export const backoffDelay = (
   return Math.round(Math.min(settings.maxDelayMs, Math.max(0, retryAfterMs ?? backoff)));
 };
 
-/** Waits `ms`, rejecting with the signal's reason when it aborts first. */
+/**
+ * Waits `ms`, rejecting with the signal's reason when it aborts first (node's own timer rejects
+ * with an `AbortError` that only carries the reason as its `cause`).
+ */
 export const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason as Error);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason as Error);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
+  delay(ms, undefined, { signal }).catch((error: unknown) => {
+    throw signal.aborted ? (signal.reason as Error) : error;
   });

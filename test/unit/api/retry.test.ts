@@ -39,4 +39,11 @@ describe('sleep', () => {
     controller.abort(new Error('stop'));
     await expect(waiting).rejects.toThrow('stop');
   });
+  it('rejects at once with the reason of a signal already aborted', async () => {
+    const reason = new Error('already');
+    await expect(sleep(60_000, AbortSignal.abort(reason))).rejects.toBe(reason);
+  });
+  it('resolves when the wait is over', async () => {
+    await expect(sleep(0, new AbortController().signal)).resolves.toBeUndefined();
+  });
 });
