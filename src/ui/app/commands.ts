@@ -5,7 +5,7 @@ export interface SlashCommand {
   description: string;
 }
 
-export const SLASH_COMMANDS: SlashCommand[] = [
+const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'help', description: 'commands and keys' },
   {
     name: 'mcp',
@@ -30,7 +30,7 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'exit', description: 'leave niffler (also ctrl-d, or ctrl-c twice)' },
 ];
 
-export const KEYS: [string, string][] = [
+const KEYS: [string, string][] = [
   ['enter', 'send'],
   ['shift/alt-enter, ctrl-j, \\ enter', 'new line'],
   ['↑ / ↓', 'history (on the first / last line)'],

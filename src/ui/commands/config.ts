@@ -7,7 +7,7 @@ import { loadForCommand, type GlobalOptions } from '../context.ts';
 import { print, printJson, warn } from '../render/output.ts';
 
 /** `file:line`, `env`, `flag` or `default`: where a value came from. */
-export const describeOrigin = (origin: Origin | undefined): string => {
+const describeOrigin = (origin: Origin | undefined): string => {
   if (!origin) return 'default';
   if (origin.file) return `${tildify(origin.file)}${origin.line ? `:${origin.line}` : ''}`;
   return origin.kind;
@@ -22,7 +22,7 @@ const originOf = (loaded: LoadedConfig, path: readonly PropertyKey[]): Origin | 
 };
 
 /** The merged config as YAML, secrets redacted; with `origins`, each value commented with its source. */
-export const renderConfigYaml = (loaded: LoadedConfig, withOrigins: boolean): string => {
+const renderConfigYaml = (loaded: LoadedConfig, withOrigins: boolean): string => {
   const doc = new Document(redact(loaded.config));
   visit(doc, {
     Map: (_key, node) => void (node.items.length === 0 && (node.flow = true)),

@@ -98,7 +98,7 @@ const parseArgs = (options: { args?: string; argsFile?: string }): Record<string
 };
 
 /** Renders a normalized tool result as text for the terminal. */
-export const renderToolResult = (result: ToolResult): string => {
+const renderToolResult = (result: ToolResult): string => {
   if (!result.ok) return `error (${result.error.code}): ${result.error.message}`;
   const extra = (result.content ?? [])
     .filter((c) => c.type !== 'text')

@@ -12,7 +12,7 @@ export interface OneShotOptions extends GlobalOptions {
 }
 
 /** The prompt from `-p TEXT`, or stdin when `-p` has no text or stdin is piped. */
-export const readPrompt = (options: OneShotOptions): string => {
+const readPrompt = (options: OneShotOptions): string => {
   const given = typeof options.prompt === 'string' ? options.prompt : '';
   const piped = !process.stdin.isTTY ? readStdin() : '';
   const text = [given, piped].filter((t) => t.trim()).join('\n\n');

@@ -7,7 +7,6 @@ import { SelectDialog, type Choice } from './SelectDialog.tsx';
 export interface ApprovalDialogProps {
   ask: ApprovalAsk;
   onAnswer: (answer: ApprovalAnswer) => void;
-  isActive?: boolean;
 }
 
 const CHOICES: Choice<ApprovalAnswer>[] = [
@@ -25,14 +24,13 @@ const argLines = (args: Record<string, unknown>): string[] =>
   });
 
 /** Asks whether a tool call may run: tool, server, arguments, annotations, and why it asks. */
-export const ApprovalDialog = ({ ask, onAnswer, isActive = true }: ApprovalDialogProps) => (
+export const ApprovalDialog = ({ ask, onAnswer }: ApprovalDialogProps) => (
   <SelectDialog
     title={`Allow ${toolLabel(ask.tool, ask.server)}${ask.server ? ` from ${ask.server}` : ''}?`}
     choices={CHOICES}
     onSelect={onAnswer}
     escape="deny"
     borderColor={ask.destructive ? 'red' : 'yellow'}
-    isActive={isActive}
   >
     <Text>
       {ask.readOnly ? (

@@ -7,7 +7,6 @@ export interface ElicitationFormProps {
   server: string;
   elicitation: McpElicitation;
   onAnswer: (answer: McpElicitationAnswer) => void;
-  isActive?: boolean;
 }
 
 const shown = (field: FormField, focused: boolean): string => {
@@ -26,12 +25,7 @@ const shown = (field: FormField, focused: boolean): string => {
 };
 
 /** A form built from the server's requested schema: Tab/↑/↓ move, Enter on the last field sends, Esc declines. */
-export const ElicitationForm = ({
-  server,
-  elicitation,
-  onAnswer,
-  isActive = true,
-}: ElicitationFormProps) => {
+export const ElicitationForm = ({ server, elicitation, onAnswer }: ElicitationFormProps) => {
   const [fields, setFields] = useState(() => fieldsFromSchema(elicitation.requestedSchema));
   const [focus, setFocus] = useState(0);
   const [error, setError] = useState<string | null>(null);
@@ -42,25 +36,21 @@ export const ElicitationForm = ({
     if (built.ok) onAnswer(built.answer);
     else setError(built.error);
   };
-  useInput(
-    (input, key) => {
-      const field = fields[focus];
-      if (key.escape) return onAnswer({ action: 'decline', reason: 'the user declined' });
-      if (key.upArrow) return setFocus((f) => Math.max(0, f - 1));
-      if (key.downArrow || key.tab) return setFocus((f) => Math.min(fields.length - 1, f + 1));
-      if (key.return) return focus >= fields.length - 1 ? submit() : setFocus(focus + 1);
-      if (!field) return;
-      if (key.leftArrow || key.rightArrow)
-        return edit((f) => cycleValue(f, key.leftArrow ? -1 : 1));
-      if (field.type === 'boolean' || field.type === 'enum') {
-        if (input === ' ') edit((f) => cycleValue(f, 1));
-        return;
-      }
-      if (key.backspace || key.delete) return edit((f) => f.value.slice(0, -1));
-      if (input && !key.ctrl && !key.meta) edit((f) => f.value + input);
-    },
-    { isActive },
-  );
+  useInput((input, key) => {
+    const field = fields[focus];
+    if (key.escape) return onAnswer({ action: 'decline', reason: 'the user declined' });
+    if (key.upArrow) return setFocus((f) => Math.max(0, f - 1));
+    if (key.downArrow || key.tab) return setFocus((f) => Math.min(fields.length - 1, f + 1));
+    if (key.return) return focus >= fields.length - 1 ? submit() : setFocus(focus + 1);
+    if (!field) return;
+    if (key.leftArrow || key.rightArrow) return edit((f) => cycleValue(f, key.leftArrow ? -1 : 1));
+    if (field.type === 'boolean' || field.type === 'enum') {
+      if (input === ' ') edit((f) => cycleValue(f, 1));
+      return;
+    }
+    if (key.backspace || key.delete) return edit((f) => f.value.slice(0, -1));
+    if (input && !key.ctrl && !key.meta) edit((f) => f.value + input);
+  });
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="magenta" paddingX={1}>
       <Text bold>

@@ -6,17 +6,10 @@ export interface SamplingDialogProps {
   summary: string;
   maxTokens: number;
   onAnswer: (approve: boolean) => void;
-  isActive?: boolean;
 }
 
 /** Asks whether an MCP server may use the model (`sampling/createMessage`). */
-export const SamplingDialog = ({
-  server,
-  summary,
-  maxTokens,
-  onAnswer,
-  isActive = true,
-}: SamplingDialogProps) => (
+export const SamplingDialog = ({ server, summary, maxTokens, onAnswer }: SamplingDialogProps) => (
   <SelectDialog
     title={`${server} asks to use the model (up to ${maxTokens} tokens)`}
     choices={[
@@ -25,7 +18,6 @@ export const SamplingDialog = ({
     ]}
     onSelect={onAnswer}
     escape={false}
-    isActive={isActive}
   >
     <Text>{summary}</Text>
   </SelectDialog>

@@ -16,7 +16,6 @@ export interface SelectDialogProps<T> {
   /** What Esc picks (e.g. deny). */
   escape: T;
   borderColor?: string;
-  isActive?: boolean;
 }
 
 /** A bordered question with numbered choices: ↑/↓ and Enter, a choice's key, or Esc. */
@@ -27,24 +26,20 @@ export const SelectDialog = <T,>({
   onSelect,
   escape,
   borderColor = 'yellow',
-  isActive = true,
 }: SelectDialogProps<T>) => {
   const [index, setIndex] = useState(0);
-  useInput(
-    (input, key) => {
-      if (key.escape) return onSelect(escape);
-      if (key.upArrow) return setIndex((i) => (i + choices.length - 1) % choices.length);
-      if (key.downArrow || key.tab) return setIndex((i) => (i + 1) % choices.length);
-      if (key.return) return onSelect(choices[index]!.value);
-      const byNumber = Number(input);
-      const picked =
-        Number.isInteger(byNumber) && byNumber >= 1
-          ? choices[byNumber - 1]
-          : choices.find((c) => c.key === input.toLowerCase());
-      if (picked) onSelect(picked.value);
-    },
-    { isActive },
-  );
+  useInput((input, key) => {
+    if (key.escape) return onSelect(escape);
+    if (key.upArrow) return setIndex((i) => (i + choices.length - 1) % choices.length);
+    if (key.downArrow || key.tab) return setIndex((i) => (i + 1) % choices.length);
+    if (key.return) return onSelect(choices[index]!.value);
+    const byNumber = Number(input);
+    const picked =
+      Number.isInteger(byNumber) && byNumber >= 1
+        ? choices[byNumber - 1]
+        : choices.find((c) => c.key === input.toLowerCase());
+    if (picked) onSelect(picked.value);
+  });
   return (
     <Box flexDirection="column" borderStyle="round" borderColor={borderColor} paddingX={1}>
       <Text bold>{title}</Text>

@@ -4,11 +4,10 @@ import { SelectDialog } from './SelectDialog.tsx';
 export interface TrustDialogProps {
   servers: { name: string; command: string }[];
   onAnswer: (trust: boolean) => void;
-  isActive?: boolean;
 }
 
 /** First use of a repository whose config starts processes: show them, offer to trust it. */
-export const TrustDialog = ({ servers, onAnswer, isActive = true }: TrustDialogProps) => (
+export const TrustDialog = ({ servers, onAnswer }: TrustDialogProps) => (
   <SelectDialog
     title="This repository's config starts MCP servers. Trust it?"
     choices={[
@@ -17,7 +16,6 @@ export const TrustDialog = ({ servers, onAnswer, isActive = true }: TrustDialogP
     ]}
     onSelect={onAnswer}
     escape={false}
-    isActive={isActive}
   >
     <Box flexDirection="column">
       {servers.map((server) => (
