@@ -37,19 +37,16 @@ const runAttempt = async (
   const onAbort = () => controller.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
   if (signal.aborted) controller.abort(signal.reason);
+  const stalled = () =>
+    controller.abort(
+      new LlmFailure(
+        'timeout',
+        `model "${model.name}" at ${model.baseUrl} sent nothing for ${model.stallTimeoutMs / 1000}s; gave up on the stream`,
+        { retryable: true, data: { url: model.baseUrl, stallTimeoutMs: model.stallTimeoutMs } },
+      ),
+    );
+  /** The stall timer: started once, restarted (`refresh`) by every event. */
   let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      controller.abort(
-        new LlmFailure(
-          'timeout',
-          `model "${model.name}" at ${model.baseUrl} sent nothing for ${model.stallTimeoutMs / 1000}s; gave up on the stream`,
-          { retryable: true, data: { url: model.baseUrl, stallTimeoutMs: model.stallTimeoutMs } },
-        ),
-      );
-    }, model.stallTimeoutMs);
-  };
   const forward = (event: LlmEvent) => {
     if (STARTED.has(event.type)) progress.started = true;
     emit(event);
@@ -58,7 +55,8 @@ const runAttempt = async (
   const parser = isText ? createTextProtocolParser(newId) : undefined;
   try {
     const provider = await PROVIDERS[model.provider]();
-    arm(); // after loading the client library: the timer is about the server
+    // After loading the client library: the timer is about the server.
+    timer = setTimeout(stalled, model.stallTimeoutMs);
     const events = provider({
       spec: model,
       messages: isText ? applyTextProtocol(request.messages, request.tools) : request.messages,
@@ -68,7 +66,7 @@ const runAttempt = async (
       newId,
     });
     for await (const event of events) {
-      arm();
+      timer.refresh();
       if (event.type === 'done') {
         throwIfAborted(controller.signal);
         if (parser) for (const e of parser.end()) forward(e);
