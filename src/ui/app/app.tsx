@@ -7,6 +7,7 @@ import { TurnIndicator } from './components/TurnIndicator.tsx';
 import { useNow } from './hooks/use-now.ts';
 import { useComposerKeys, useGlobalKeys } from './hooks/use-keybindings.ts';
 import { useActions, useUiState } from './state/context.tsx';
+import { isBusy } from './state/reducer.ts';
 
 export interface AppProps {
   /** Colors and styles in markdown (off with NO_COLOR). */
@@ -24,8 +25,7 @@ export const App = ({ color }: AppProps) => {
   const { columns } = useWindowSize();
   const width = Math.max(20, columns);
   const dialog = state.dialogs[0];
-  const running = state.turn !== null || state.live.some((e) => e.kind === 'shell' && e.running);
-  const now = useNow(running);
+  const now = useNow(isBusy(state));
   const { editor, suggestions } = useComposerKeys(actions, state.workspace, !dialog);
   useGlobalKeys(actions, {
     inputEmpty: editor.text === '',

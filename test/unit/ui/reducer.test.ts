@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent, TurnSummary } from '../../../src/main/protocol.ts';
-import { initialState, reducer } from '../../../src/ui/app/state/reducer.ts';
+import { initialState, isBusy, reducer } from '../../../src/ui/app/state/reducer.ts';
 import { entriesFromMessages } from '../../../src/ui/app/state/history.ts';
 import type { Action, UiState } from '../../../src/ui/app/state/types.ts';
 import { server } from './fixtures.ts';
@@ -377,5 +377,22 @@ describe('reducer: daemon events → UI state', () => {
       { kind: 'divider', text: 'resumed s1' },
     ]);
     expect(state.sessionId).toBe('s1');
+  });
+});
+
+describe('isBusy', () => {
+  it('is true while a turn or a shell command runs', () => {
+    expect(isBusy(run([]))).toBe(false);
+    expect(isBusy(run([submit]))).toBe(true);
+    expect(isBusy(run([submit, { type: 'turn-finished', summary: summary() }]))).toBe(false);
+    expect(isBusy(run([{ type: 'shell-start', command: 'ls' }]))).toBe(true);
+    expect(
+      isBusy(
+        run([
+          { type: 'shell-start', command: 'ls' },
+          { type: 'shell-end', output: '', exitCode: 0 },
+        ]),
+      ),
+    ).toBe(false);
   });
 });

@@ -19,19 +19,20 @@ export const initialState = (workspace: string, model: string): UiState => ({
   nextId: 1,
 });
 
+/** A turn or a `!shell` command runs: new entries go to the live area, and the clock ticks. */
+export const isBusy = (state: UiState): boolean =>
+  state.turn !== null || state.live.some((e) => e.kind === 'shell' && e.running);
+
 const add = (state: UiState, entry: NewEntry): UiState => {
   const withId = { ...entry, id: `e${state.nextId}` };
-  const busy = state.turn !== null || state.live.some((e) => e.kind === 'shell' && e.running);
-  return busy
+  return isBusy(state)
     ? { ...state, live: [...state.live, withId], nextId: state.nextId + 1 }
     : { ...state, committed: [...state.committed, withId], nextId: state.nextId + 1 };
 };
 
 /** Moves the live area into the transcript once no turn and no shell command runs. */
 const settle = (state: UiState): UiState =>
-  state.turn !== null || state.live.some((e) => e.kind === 'shell' && e.running)
-    ? state
-    : { ...state, committed: [...state.committed, ...state.live], live: [] };
+  isBusy(state) ? state : { ...state, committed: [...state.committed, ...state.live], live: [] };
 
 const updateLive = (state: UiState, match: (e: Entry) => boolean, fn: (e: Entry) => Entry) => {
   const index = state.live.findLastIndex(match);
