@@ -1,4 +1,5 @@
 import type { ToolCall, ToolSpec } from '../protocol/api.ts';
+import { isObject } from './is-object.ts';
 
 /** The line prefix a model writes to call a tool under the text protocol. */
 export const TOOL_CALL_MARKER = 'TOOL_CALL:';
@@ -32,9 +33,6 @@ const FORMAT_HINT = 'Write one line: TOOL_CALL: {"name": "<tool>", "args": {…}
 // A code fence opening right before a call, with the whitespace after it.
 const FENCE_BEFORE_CALL = /```[\w-]*[ \t]*\r?\n?[ \t]*$/;
 const PARTIAL_BACKTICKS = /`{1,2}$/;
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** How many trailing characters might still become a fence plus `TOOL_CALL:`. */
 const heldBackLength = (text: string): number => {
