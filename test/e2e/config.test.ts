@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { testEnv } from '../fixtures/env.ts';
 import { makeWorkspace } from '../unit/config/helpers.ts';
 import { niffler } from './cli.ts';
 
@@ -12,7 +13,7 @@ describe('niffler config, init, trust (built binary)', () => {
     ws.writeRepo('agent:\n  maxSteps: 12\ndaemon:\n  idleMinutes: 3\n');
     const { stdout, exitCode } = await niffler(['config', 'show', '--origin'], {
       cwd: path.join(ws.repo),
-      env: ws.env,
+      env: testEnv(ws.env),
     });
     expect(exitCode).toBe(0);
     expect(stdout).toContain('model: g # ~/home/config.yaml:1');
@@ -29,7 +30,7 @@ describe('niffler config, init, trust (built binary)', () => {
     );
     const result = await niffler(['config', 'show', '--json'], {
       cwd: ws.repo,
-      env: { ...ws.env, TOKEN: 'tok-123456' },
+      env: testEnv({ ...ws.env, TOKEN: 'tok-123456' }),
     });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).not.toContain('tok-123456');
@@ -41,7 +42,7 @@ describe('niffler config, init, trust (built binary)', () => {
     ws.writeRepo('mcpServers:\n  s:\n    command: 42\n');
     const { stderr, exitCode } = await niffler(['config', 'show'], {
       cwd: ws.repo,
-      env: { ...ws.env, NO_COLOR: '1' },
+      env: testEnv({ ...ws.env, NO_COLOR: '1' }),
     });
     expect(exitCode).toBe(1);
     expect(stderr.trim()).toBe(
@@ -52,7 +53,10 @@ describe('niffler config, init, trust (built binary)', () => {
   it('config path lists the files in precedence order', async () => {
     const ws = makeWorkspace();
     ws.writeRepo('model: local\n');
-    const { stdout } = await niffler(['config', 'path', '--json'], { cwd: ws.repo, env: ws.env });
+    const { stdout } = await niffler(['config', 'path', '--json'], {
+      cwd: ws.repo,
+      env: testEnv(ws.env),
+    });
     const parsed = JSON.parse(stdout);
     expect(parsed.root).toBe(ws.repo);
     expect(parsed.files.map((f: { kind: string }) => f.kind)).toEqual([
@@ -65,24 +69,24 @@ describe('niffler config, init, trust (built binary)', () => {
 
   it('init writes .niffler/ once and never overwrites; trust records the servers', async () => {
     const ws = makeWorkspace();
-    const first = await niffler(['init'], { cwd: ws.repo, env: ws.env });
+    const first = await niffler(['init'], { cwd: ws.repo, env: testEnv(ws.env) });
     expect(first.exitCode).toBe(0);
     expect(first.stdout).toContain('created ~/repo/.niffler/config.yaml');
-    const second = await niffler(['init'], { cwd: ws.repo, env: ws.env });
+    const second = await niffler(['init'], { cwd: ws.repo, env: testEnv(ws.env) });
     expect(second.stdout).toContain(
       'kept    ~/repo/.niffler/config.yaml (exists; not overwritten)',
     );
 
     const before = JSON.parse(
-      (await niffler(['config', 'show', '--json'], { cwd: ws.repo, env: ws.env })).stdout,
+      (await niffler(['config', 'show', '--json'], { cwd: ws.repo, env: testEnv(ws.env) })).stdout,
     );
     expect(before.warnings.join('\n')).toContain('not started until you trust it: filesystem');
-    const trusted = await niffler(['trust'], { cwd: ws.repo, env: ws.env });
+    const trusted = await niffler(['trust'], { cwd: ws.repo, env: testEnv(ws.env) });
     expect(trusted.stdout).toContain(
       'server filesystem: npx -y @modelcontextprotocol/server-filesystem .',
     );
     const after = JSON.parse(
-      (await niffler(['config', 'show', '--json'], { cwd: ws.repo, env: ws.env })).stdout,
+      (await niffler(['config', 'show', '--json'], { cwd: ws.repo, env: testEnv(ws.env) })).stdout,
     );
     expect(after.warnings).toEqual([]);
   });
@@ -96,14 +100,14 @@ describe('niffler config, init, trust (built binary)', () => {
       ['init', '--help'],
       ['trust', '--help'],
     ]) {
-      const { exitCode, stdout } = await niffler(args, { cwd: ws.repo, env: ws.env });
+      const { exitCode, stdout } = await niffler(args, { cwd: ws.repo, env: testEnv(ws.env) });
       expect(exitCode).toBe(0);
       expect(stdout).toContain('Usage: niffler');
     }
-    expect((await niffler(['--version'], { cwd: ws.repo, env: ws.env })).stdout).toMatch(
+    expect((await niffler(['--version'], { cwd: ws.repo, env: testEnv(ws.env) })).stdout).toMatch(
       /^\d+\.\d+\.\d+$/,
     );
-    const bad = await niffler(['config', 'nope'], { cwd: ws.repo, env: ws.env });
+    const bad = await niffler(['config', 'nope'], { cwd: ws.repo, env: testEnv(ws.env) });
     expect(bad.exitCode).toBe(2);
   });
 });

@@ -81,6 +81,7 @@ describe('niffler -p (built binary, fake LLM, real MCP server)', () => {
     const first = execa(process.execPath, [CLI, '-p', 'read the notes'], {
       cwd: ws.repo,
       env: ws.env,
+      extendEnv: false,
       reject: false,
       stdin: 'ignore',
     });

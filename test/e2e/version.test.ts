@@ -39,6 +39,7 @@ describe('a front-end of another version', () => {
       execa(process.execPath, [other, ...args], {
         cwd: ws.repo,
         env: ws.env,
+        extendEnv: false,
         reject: false,
         stdin: 'ignore',
       });

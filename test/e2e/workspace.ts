@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { niffler } from './cli.ts';
+import { testEnv } from '../fixtures/env.ts';
 
 const nodeModules = path.resolve('node_modules');
 
@@ -38,12 +39,7 @@ export const makeE2eWorkspace = () => {
   const data = path.join(base, 'data');
   for (const dir of [home, repo, data, path.join(repo, '.git')])
     mkdirSync(dir, { recursive: true });
-  const env: Record<string, string | undefined> = {
-    HOME: base,
-    NIFFLER_HOME: home,
-    NO_COLOR: '1',
-    NIFFLER_MCP_CONFIG: undefined,
-  };
+  const env = testEnv({ HOME: base, NIFFLER_HOME: home, NO_COLOR: '1' });
   const run = (args: string[], input?: string) =>
     niffler(args, { cwd: repo, env, ...(input !== undefined ? { input } : {}) });
   onTestFinished(async () => {

@@ -8,6 +8,7 @@ import { runDaemon } from '../../../src/main/daemon/server.ts';
 import { nifflerPaths } from '../../../src/main/paths.ts';
 import { VERSION } from '../../../src/main/version.ts';
 import { publishedServersYaml } from '../../e2e/workspace.ts';
+import { testEnv } from '../../fixtures/env.ts';
 
 const makeRoot = () => {
   const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-c-')));
@@ -16,7 +17,7 @@ const makeRoot = () => {
   mkdirSync(path.join(root, '.git'), { recursive: true });
   mkdirSync(home, { recursive: true });
   writeFileSync(path.join(home, 'config.yaml'), publishedServersYaml(base));
-  const env = { ...process.env, HOME: base, NIFFLER_HOME: home, NIFFLER_MCP_CONFIG: undefined };
+  const env = testEnv({ HOME: base, NIFFLER_HOME: home });
   return { base, root, home, env };
 };
 

@@ -8,6 +8,7 @@ import { runDaemon } from '../../../src/main/daemon/server.ts';
 import { nifflerPaths } from '../../../src/main/paths.ts';
 import type { EngineNotifications } from '../../../src/main/protocol.ts';
 import { serverBin } from '../../e2e/workspace.ts';
+import { testEnv } from '../../fixtures/env.ts';
 
 const workspace = () => {
   const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-l-')));
@@ -16,7 +17,7 @@ const workspace = () => {
   mkdirSync(path.join(root, '.git'), { recursive: true });
   mkdirSync(home, { recursive: true });
   onTestFinished(() => rmSync(base, { recursive: true, force: true }));
-  const env = { ...process.env, HOME: base, NIFFLER_HOME: home, NIFFLER_MCP_CONFIG: undefined };
+  const env = testEnv({ HOME: base, NIFFLER_HOME: home });
   const writeConfig = (text: string) => writeFileSync(path.join(home, 'config.yaml'), text);
   return { base, root, home, env, writeConfig };
 };

@@ -13,6 +13,7 @@ import type {
   TurnSummary,
 } from '../../../src/main/protocol.ts';
 import { startFakeLlm, type FakeLlm } from '../../fixtures/fake-llm/server.ts';
+import { testEnv } from '../../fixtures/env.ts';
 
 export type CarrierName = 'in-process' | 'socket';
 
@@ -61,7 +62,7 @@ export const startHarness = async (
     path.join(home, 'config.yaml'),
     `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: fake-model\n    toolProtocol: native\n    prices: { input: 1, output: 2 }\nmcpServers:\n${mcp}${options.config ?? ''}`,
   );
-  const env = { ...process.env, HOME: base, NIFFLER_HOME: home, NIFFLER_MCP_CONFIG: undefined };
+  const env = testEnv({ HOME: base, NIFFLER_HOME: home });
   let client: EngineClient;
   let close: () => Promise<void>;
   if (carrier === 'in-process') {

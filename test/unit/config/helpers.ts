@@ -23,7 +23,7 @@ export const makeWorkspace = (options: { gitFile?: boolean } = {}) => {
     base,
     home,
     repo,
-    env: { NIFFLER_HOME: home, HOME: base } as Record<string, string | undefined>,
+    env: { NIFFLER_HOME: home, HOME: base } as Record<string, string>,
     writeGlobal: (text: string) => write(path.join(home, 'config.yaml'), text),
     writeRepo: (text: string) => write(path.join(repo, '.niffler', 'config.yaml'), text),
     writeMcpJson: (text: string) => write(path.join(repo, '.mcp.json'), text),
