@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LlmEvent, Provider, StreamRequest } from '../protocol/api.ts';
 import { classify, LlmFailure } from './failure.ts';
 import { applyTextProtocol } from './messages.ts';
-import { throwIfAborted, type ProviderStream, type WorkerLog } from './providers/provider.ts';
+import type { ProviderStream, WorkerLog } from './providers/provider.ts';
 import { backoffDelay, sleep } from './retry.ts';
 import { createTextProtocolParser } from './text-protocol.ts';
 
@@ -68,7 +68,7 @@ const runAttempt = async (
     for await (const event of events) {
       timer.refresh();
       if (event.type === 'done') {
-        throwIfAborted(controller.signal);
+        controller.signal.throwIfAborted();
         if (parser) for (const e of parser.end()) forward(e);
         const calls = parser?.callCount ?? 0;
         emit({
@@ -90,7 +90,7 @@ const runAttempt = async (
       }
       forward(event);
     }
-    throwIfAborted(controller.signal);
+    controller.signal.throwIfAborted();
     throw new LlmFailure(
       'llm-stream',
       `the stream from ${model.baseUrl} ended before the reply finished`,

@@ -63,6 +63,29 @@ describe.each(['openai', 'anthropic', 'ollama'] as const)('%s runStream', (provi
     }
   });
 
+  it('an abort mid-stream emits no usage, gathered tool call or done after it, only the error', async () => {
+    const { llm, controller, events, emit } = await run((e) =>
+      e.type === 'text' ? canceled() : undefined,
+    );
+    try {
+      // OpenAI's tool call is still being gathered at the abort; Anthropic's usage is still due.
+      llm.queue(reply().tool('read_file', { path: 'a.ts' }).text('after the call').hang());
+      await runStream(request(specFor(provider, llm)), controller.signal, emit, () => {});
+      const aborted = events.findIndex((e) => e.type === 'text');
+      expect(aborted).toBeGreaterThanOrEqual(0);
+      // Text chunks already read before the abort may still come through.
+      expect(events.slice(aborted + 1).filter((e) => e.type !== 'text')).toEqual([
+        {
+          type: 'error',
+          error: { code: 'canceled', message: 'the request was canceled', data: {} },
+        },
+      ]);
+      expect(await llm.requests[0]!.closed).toEqual({ aborted: true });
+    } finally {
+      await llm.close();
+    }
+  });
+
   it('an already aborted signal ends at once with the reason, sending nothing', async () => {
     const { llm, controller, events, emit } = await run(() => undefined);
     try {

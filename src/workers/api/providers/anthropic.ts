@@ -16,7 +16,7 @@ import {
   toolCallEvent,
   visibleParts,
 } from '../messages.ts';
-import { sdkLogger, throwIfAborted, type ProviderStream } from './provider.ts';
+import { sdkLogger, type ProviderStream } from './provider.ts';
 
 type MediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
 const MEDIA_TYPES = new Set<string>(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
@@ -179,7 +179,7 @@ export const streamAnthropic: ProviderStream = async function* (call) {
         break;
     }
   }
-  throwIfAborted(call.signal);
+  call.signal.throwIfAborted(); // the SDK ends the stream quietly on abort
   yield {
     type: 'usage',
     usage: {

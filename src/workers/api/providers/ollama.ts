@@ -2,7 +2,7 @@ import { Ollama, type Message, type Tool } from 'ollama';
 import type { ChatMessage } from '../../protocol/api.ts';
 import { HttpStatusError } from '../failure.ts';
 import { partsText, resultImages, resultText, toolCallEvent, visibleParts } from '../messages.ts';
-import { throwIfAborted, type ProviderStream } from './provider.ts';
+import type { ProviderStream } from './provider.ts';
 
 /** Native `/api/chat` messages: images ride in `images`, tool results name their tool. */
 export const toOllamaMessages = (messages: ChatMessage[], vision: boolean): Message[] =>
@@ -151,5 +151,5 @@ export const streamOllama: ProviderStream = async function* (call) {
       return;
     }
   }
-  throwIfAborted(call.signal);
+  call.signal.throwIfAborted(); // the SDK ends the stream quietly on abort
 };

@@ -13,7 +13,7 @@ import {
   toolCallEvent,
   visibleParts,
 } from '../messages.ts';
-import { sdkLogger, throwIfAborted, type ProviderStream } from './provider.ts';
+import { sdkLogger, type ProviderStream } from './provider.ts';
 
 const contentParts = (parts: ReturnType<typeof visibleParts>): ChatCompletionContentPart[] =>
   parts.map((p) =>
@@ -168,7 +168,7 @@ export const streamOpenAi: ProviderStream = async function* (call) {
     }
     if (choice.finish_reason) finish = choice.finish_reason;
   }
-  throwIfAborted(call.signal);
+  call.signal.throwIfAborted(); // the SDK ends the stream quietly on abort
   for (const [, entry] of [...tools].sort(([a], [b]) => a - b))
     yield toolCallEvent(entry.id || call.newId(), entry.name, entry.args);
   yield { type: 'done', stopReason: stopReason(finish, tools.size), toolProtocol: 'native' };

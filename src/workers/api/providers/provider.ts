@@ -18,7 +18,9 @@ export interface ProviderCall {
 
 /**
  * Drives one client library and maps its stream to `LlmEvent`s, ending with `done`. Throws what
- * the library throws; the caller classifies it. Must throw (not end) when `signal` aborted.
+ * the library throws; the caller classifies it. Must throw (not end) when `signal` aborted: the
+ * SDKs end streams quietly on abort, so call `signal.throwIfAborted()` after reading one, before
+ * yielding what was gathered from it.
  */
 export type ProviderStream = (call: ProviderCall) => AsyncGenerator<LlmEvent, void, undefined>;
 
@@ -29,8 +31,3 @@ export const sdkLogger = (log: WorkerLog) => ({
   info: (msg: string, ...rest: unknown[]) => log('info', msg, { detail: rest.map(String) }),
   debug: (msg: string, ...rest: unknown[]) => log('debug', msg, { detail: rest.map(String) }),
 });
-
-/** Throws the abort reason if the attempt was aborted (the SDKs end streams quietly on abort). */
-export const throwIfAborted = (signal: AbortSignal): void => {
-  if (signal.aborted) throw signal.reason;
-};
