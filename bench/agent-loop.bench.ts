@@ -9,6 +9,7 @@ import { Transcript } from '../src/main/engine/transcript.ts';
 import { reply } from '../test/fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../test/fixtures/fake-llm/server.ts';
 import { median, type Bench, serverBin } from './harness.ts';
+import { testEnv } from '../test/fixtures/env.ts';
 
 // Agent-loop overhead per tool step against a zero-latency fake model, in one run:
 // - ours: the real engine in-process (API worker, MCP worker, transcripts) runs turns of STEPS tool
@@ -55,7 +56,7 @@ const bench: Bench = async () => {
       '',
     ].join('\n'),
   );
-  const env = { ...process.env, HOME: base, NIFFLER_HOME: home, NIFFLER_MCP_CONFIG: undefined };
+  const env = testEnv({ HOME: base, NIFFLER_HOME: home });
   const engine = await startInProcess({ root, env });
   const raw = new Client({ name: 'bench', version: '0' });
   await raw.connect(

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { execa } from 'execa';
 import { median, type Bench, serverBin } from './harness.ts';
+import { testEnv } from '../test/fixtures/env.ts';
 
 const cli = path.resolve('dist/cli.js');
 
@@ -62,7 +63,7 @@ const bench: Bench = async () => {
     path.join(home, 'config.yaml'),
     `mcpServers:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(everything)}, stdio]\n`,
   );
-  const env = { ...process.env, HOME: base, NIFFLER_HOME: home };
+  const env = testEnv({ HOME: base, NIFFLER_HOME: home });
   // Inside the project, so that what the bundle leaves external (react-devtools-core) resolves alike.
   const floorDir = path.resolve('node_modules/.cache/niffler-bench');
   const floor = path.join(floorDir, 'ink-hello.js');
@@ -83,7 +84,11 @@ const bench: Bench = async () => {
     logLevel: 'error',
   });
   try {
-    await execa(process.execPath, [cli, 'mcp', 'status', '--wait'], { cwd: repo, env });
+    await execa(process.execPath, [cli, 'mcp', 'status', '--wait'], {
+      cwd: repo,
+      env,
+      extendEnv: false,
+    });
     const ours: number[] = [];
     const floors: number[] = [];
     const node = JSON.stringify(process.execPath);
@@ -106,7 +111,12 @@ const bench: Bench = async () => {
       },
     ];
   } finally {
-    await execa(process.execPath, [cli, 'daemon', 'stop'], { cwd: repo, env, reject: false });
+    await execa(process.execPath, [cli, 'daemon', 'stop'], {
+      cwd: repo,
+      env,
+      extendEnv: false,
+      reject: false,
+    });
     rmSync(base, { recursive: true, force: true });
   }
 };

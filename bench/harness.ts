@@ -35,7 +35,12 @@ export const timeCommand = async (
   options: { env?: Record<string, string>; cwd?: string } = {},
 ): Promise<number> => {
   const start = process.hrtime.bigint();
-  await execa(file, args, { env: options.env, cwd: options.cwd, stdio: 'ignore' });
+  // Given an env, the command gets exactly it (see test/fixtures/env.ts).
+  await execa(file, args, {
+    ...(options.env ? { env: options.env, extendEnv: false } : {}),
+    cwd: options.cwd,
+    stdio: 'ignore',
+  });
   return Number(process.hrtime.bigint() - start) / 1e6;
 };
 

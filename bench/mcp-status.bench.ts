@@ -7,6 +7,7 @@ import { fastBuildOptions } from '../scripts/build-options.mjs';
 import { nifflerPaths } from '../src/main/paths.ts';
 import { VERSION } from '../src/main/version.ts';
 import { compareCommands, timeCommand, type Bench, serverBin } from './harness.ts';
+import { testEnv } from '../test/fixtures/env.ts';
 
 const cli = path.resolve('dist/cli.js');
 
@@ -44,9 +45,13 @@ const bench: Bench = async () => {
     path.join(home, 'config.yaml'),
     `mcpServers:\n${servers.map((s) => `  ${s.name}:\n    command: ${JSON.stringify(s.command)}\n    args: ${JSON.stringify(s.args)}\n    env: ${JSON.stringify(s.env)}\n`).join('')}`,
   );
-  const env = { ...process.env, HOME: base, NIFFLER_HOME: home } as Record<string, string>;
+  const env = testEnv({ HOME: base, NIFFLER_HOME: home });
   try {
-    await execa(process.execPath, [cli, 'mcp', 'status', '--wait'], { cwd: repo, env });
+    await execa(process.execPath, [cli, 'mcp', 'status', '--wait'], {
+      cwd: repo,
+      env,
+      extendEnv: false,
+    });
     const warm = () =>
       timeCommand(process.execPath, [cli, 'mcp', 'status', '--json'], { cwd: repo, env });
     const vsNode = await compareCommands(
@@ -106,7 +111,12 @@ const bench: Bench = async () => {
       },
     ];
   } finally {
-    await execa(process.execPath, [cli, 'daemon', 'stop'], { cwd: repo, env, reject: false });
+    await execa(process.execPath, [cli, 'daemon', 'stop'], {
+      cwd: repo,
+      env,
+      extendEnv: false,
+      reject: false,
+    });
     rmSync(base, { recursive: true, force: true });
   }
 };
