@@ -1,5 +1,3 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -8,8 +6,7 @@ import { startInProcess } from '../src/main/daemon/in-process.ts';
 import { Transcript } from '../src/main/engine/transcript.ts';
 import { reply } from '../test/fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../test/fixtures/fake-llm/server.ts';
-import { median, type Bench, serverBin } from './harness.ts';
-import { testEnv } from '../test/fixtures/env.ts';
+import { benchWorkspace, median, type Bench, serverBin } from './harness.ts';
 
 // Agent-loop overhead per tool step against a zero-latency fake model, in one run:
 // - ours: the real engine in-process (API worker, MCP worker, transcripts) runs turns of STEPS tool
@@ -31,14 +28,8 @@ const answer = () => reply().text('done, all echoed', { chunks: 4 }).usage(10, 5
 const elapsedMs = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 
 const bench: Bench = async () => {
-  const base = realpathSync(mkdtempSync(path.join(tmpdir(), 'nf-bench-')));
-  const root = path.join(base, 'repo');
-  const home = path.join(base, 'h');
-  mkdirSync(path.join(root, '.git'), { recursive: true });
-  mkdirSync(home, { recursive: true });
   const llm = await startFakeLlm();
-  writeFileSync(
-    path.join(home, 'config.yaml'),
+  const ws = benchWorkspace(() =>
     [
       'model: fake',
       'models:',
@@ -56,7 +47,7 @@ const bench: Bench = async () => {
       '',
     ].join('\n'),
   );
-  const env = testEnv({ HOME: base, NIFFLER_HOME: home });
+  const { base, repo: root, env } = ws;
   const engine = await startInProcess({ root, env });
   const raw = new Client({ name: 'bench', version: '0' });
   await raw.connect(
@@ -183,7 +174,7 @@ const bench: Bench = async () => {
     await engine.close();
     await raw.close();
     await llm.close();
-    rmSync(base, { recursive: true, force: true });
+    await ws.remove();
   }
 };
 export default bench;

@@ -1,11 +1,7 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
-import { execa } from 'execa';
-import { median, type Bench, serverBin } from './harness.ts';
-import { testEnv } from '../test/fixtures/env.ts';
+import { benchWorkspace, median, type Bench, serverBin } from './harness.ts';
 
 const cli = path.resolve('dist/cli.js');
 
@@ -22,7 +18,7 @@ const timeToText = (
   new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
     const child = spawn('script', ['-qfec', command, '/dev/null'], {
-      env: { ...env, TERM: 'xterm-256color', COLUMNS: '100', LINES: '30' },
+      env: { ...env, TERM: 'xterm-256color', COLUMNS: '100', LINES: '30', CI: undefined },
       cwd,
       stdio: ['pipe', 'pipe', 'ignore'],
       detached: true,
@@ -53,17 +49,6 @@ const timeToText = (
 
 /** Time to the interactive session's first frame with a warm daemon, against a one-line Ink render. */
 const bench: Bench = async () => {
-  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-ff-')));
-  const repo = path.join(base, 'repo');
-  const home = path.join(base, 'h');
-  mkdirSync(path.join(repo, '.git'), { recursive: true });
-  mkdirSync(home, { recursive: true });
-  const everything = serverBin('server-everything');
-  writeFileSync(
-    path.join(home, 'config.yaml'),
-    `mcpServers:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(everything)}, stdio]\n`,
-  );
-  const env = testEnv({ HOME: base, NIFFLER_HOME: home });
   // Inside the project, so that what the bundle leaves external (react-devtools-core) resolves alike.
   const floorDir = path.resolve('node_modules/.cache/niffler-bench');
   const floor = path.join(floorDir, 'ink-hello.js');
@@ -83,12 +68,14 @@ const bench: Bench = async () => {
     },
     logLevel: 'error',
   });
+  const everything = serverBin('server-everything');
+  const ws = benchWorkspace(
+    () =>
+      `mcpServers:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(everything)}, stdio]\n`,
+  );
+  const { repo, env } = ws;
   try {
-    await execa(process.execPath, [cli, 'mcp', 'status', '--wait'], {
-      cwd: repo,
-      env,
-      extendEnv: false,
-    });
+    await ws.niffler(['mcp', 'status', '--wait']);
     const ours: number[] = [];
     const floors: number[] = [];
     const node = JSON.stringify(process.execPath);
@@ -111,13 +98,7 @@ const bench: Bench = async () => {
       },
     ];
   } finally {
-    await execa(process.execPath, [cli, 'daemon', 'stop'], {
-      cwd: repo,
-      env,
-      extendEnv: false,
-      reject: false,
-    });
-    rmSync(base, { recursive: true, force: true });
+    await ws.remove();
   }
 };
 export default bench;

@@ -1,6 +1,9 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { testEnv } from '../test/fixtures/env.ts';
 
 /** One line of the bench table: our figure, its baseline measured in the same run, and the ratio. */
 export interface BenchResult {
@@ -75,3 +78,44 @@ export const serverBin = (
     'dist',
     'index.js',
   );
+
+/** A temp HOME, NIFFLER_HOME and git repository for a bench, and the built CLI run in it. */
+export interface BenchWorkspace {
+  base: string;
+  repo: string;
+  home: string;
+  /** The environment niffler gets: the workspace's homes, no NIFFLER_* from the shell. */
+  env: Record<string, string>;
+  /** Runs `dist/cli.js ARGS` in the repository, never throwing. */
+  niffler: (args: string[]) => Promise<unknown>;
+  /** Stops the workspace's daemon and removes the directories. */
+  remove: () => Promise<void>;
+}
+
+export const benchWorkspace = (globalConfig: (base: string) => string): BenchWorkspace => {
+  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-bench-')));
+  const repo = path.join(base, 'repo');
+  const home = path.join(base, 'h');
+  mkdirSync(path.join(repo, '.git'), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  writeFileSync(path.join(home, 'config.yaml'), globalConfig(base));
+  const env = testEnv({ HOME: base, NIFFLER_HOME: home });
+  const niffler = (args: string[]) =>
+    execa(process.execPath, [path.resolve('dist/cli.js'), ...args], {
+      cwd: repo,
+      env,
+      extendEnv: false,
+      reject: false,
+    });
+  return {
+    base,
+    repo,
+    home,
+    env,
+    niffler,
+    remove: async () => {
+      await niffler(['daemon', 'stop']);
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+};

@@ -1,13 +1,9 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
 import { build } from 'esbuild';
 import { fastBuildOptions } from '../scripts/build-options.mjs';
 import { nifflerPaths } from '../src/main/paths.ts';
 import { VERSION } from '../src/main/version.ts';
-import { compareCommands, timeCommand, type Bench, serverBin } from './harness.ts';
-import { testEnv } from '../test/fixtures/env.ts';
+import { benchWorkspace, compareCommands, timeCommand, type Bench, serverBin } from './harness.ts';
 
 const cli = path.resolve('dist/cli.js');
 
@@ -16,12 +12,7 @@ const cli = path.resolve('dist/cli.js');
  * `node -e 0` and against a raw-SDK script that connects to the same 3 servers and lists tools.
  */
 const bench: Bench = async () => {
-  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-bench-')));
-  const repo = path.join(base, 'repo');
-  const home = path.join(base, 'h');
-  mkdirSync(path.join(repo, '.git'), { recursive: true });
-  mkdirSync(home, { recursive: true });
-  const servers = [
+  const servers = (base: string) => [
     {
       name: 'everything',
       command: process.execPath,
@@ -41,17 +32,18 @@ const bench: Bench = async () => {
       env: { MEMORY_FILE_PATH: path.join(base, 'memory.jsonl') },
     },
   ];
-  writeFileSync(
-    path.join(home, 'config.yaml'),
-    `mcpServers:\n${servers.map((s) => `  ${s.name}:\n    command: ${JSON.stringify(s.command)}\n    args: ${JSON.stringify(s.args)}\n    env: ${JSON.stringify(s.env)}\n`).join('')}`,
+  const ws = benchWorkspace(
+    (base) =>
+      `mcpServers:\n${servers(base)
+        .map(
+          (s) =>
+            `  ${s.name}:\n    command: ${JSON.stringify(s.command)}\n    args: ${JSON.stringify(s.args)}\n    env: ${JSON.stringify(s.env)}\n`,
+        )
+        .join('')}`,
   );
-  const env = testEnv({ HOME: base, NIFFLER_HOME: home });
+  const { repo, env } = ws;
   try {
-    await execa(process.execPath, [cli, 'mcp', 'status', '--wait'], {
-      cwd: repo,
-      env,
-      extendEnv: false,
-    });
+    await ws.niffler(['mcp', 'status', '--wait']);
     const warm = () =>
       timeCommand(process.execPath, [cli, 'mcp', 'status', '--json'], { cwd: repo, env });
     const vsNode = await compareCommands(
@@ -76,7 +68,7 @@ const bench: Bench = async () => {
     const raw = () =>
       timeCommand(
         process.execPath,
-        [path.resolve('bench/fixtures/raw-sdk-list.mjs'), JSON.stringify(servers)],
+        [path.resolve('bench/fixtures/raw-sdk-list.mjs'), JSON.stringify(servers(ws.base))],
         { cwd: repo, env },
       );
     // Interleaved with ours after a warm-up each, so both medians come from the same stretch.
@@ -111,13 +103,7 @@ const bench: Bench = async () => {
       },
     ];
   } finally {
-    await execa(process.execPath, [cli, 'daemon', 'stop'], {
-      cwd: repo,
-      env,
-      extendEnv: false,
-      reject: false,
-    });
-    rmSync(base, { recursive: true, force: true });
+    await ws.remove();
   }
 };
 export default bench;
