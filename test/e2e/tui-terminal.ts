@@ -30,10 +30,15 @@ export const startTerminal = async (options: {
   height?: number;
 }): Promise<Terminal> => {
   const socket = `nf-e2e-${process.pid}-${++sessions}`;
+  // The terminal is this one whatever the caller's environment says: xterm, and not a CI run
+  // (Ink draws only the last frame when CI is set).
   const env = Object.fromEntries(
-    Object.entries({ PATH: process.env['PATH'], TERM: 'xterm-256color', ...options.env }).filter(
-      (entry): entry is [string, string] => entry[1] !== undefined,
-    ),
+    Object.entries({
+      PATH: process.env['PATH'],
+      ...options.env,
+      TERM: 'xterm-256color',
+      CI: undefined,
+    }).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
   const tmux = (...args: string[]) =>
     execa('tmux', ['-L', socket, ...args], { env, extendEnv: false, cwd: options.cwd });
