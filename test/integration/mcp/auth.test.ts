@@ -163,12 +163,14 @@ describe('OAuth for remote servers', () => {
 
   it('a browser authorization may outlast startupTimeout: the start waits for it, then is ready', async () => {
     // Streamable HTTP authorizes inside the initialize request: its deadline must wait too.
-    const startupTimeoutMs = 1_000;
+    // Generous, so that discovery before the URL and the token exchange after it fit easily on a
+    // loaded machine; the browser then takes longer than that.
+    const startupTimeoutMs = 3_000;
     const { fixture, host } = await setup({}, tempDir(), { startupTimeoutMs });
     const pages: Promise<string>[] = [];
     const urls = browseAll(host, (url) => {
       // The user takes longer in the browser than the server may take to start.
-      const page = new Promise((resolve) => setTimeout(resolve, 2 * startupTimeoutMs))
+      const page = new Promise((resolve) => setTimeout(resolve, startupTimeoutMs + 1_000))
         .then(() => approve(url))
         .catch((error: unknown) => `browser: ${(error as Error).message}`);
       pages.push(page);
