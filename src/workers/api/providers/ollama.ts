@@ -1,5 +1,5 @@
-import { Ollama, type Message, type Tool } from 'ollama';
-import type { ChatMessage } from '../../protocol/api.ts';
+import type { ChatResponse, Message, Tool } from 'ollama';
+import type { ChatMessage, ModelSpec } from '../../protocol/api.ts';
 import { HttpStatusError } from '../failure.ts';
 import { partsText, resultImages, resultText, toolCallEvent, visibleParts } from '../messages.ts';
 import type { ProviderStream } from './provider.ts';
@@ -43,63 +43,56 @@ export const toOllamaMessages = (messages: ChatMessage[], vision: boolean): Mess
     }
   });
 
-/**
- * A fetch for the ollama client that carries our signal (the client has no per-request signal),
- * keeps the headers its errors drop, and fails on a malformed NDJSON line instead of skipping it.
- */
-const ollamaFetch =
-  (signal: AbortSignal, seen: { headers?: Headers }): typeof fetch =>
-  async (input, init) => {
-    const response = await fetch(input, {
-      ...init,
-      signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal,
-    });
-    seen.headers = response.headers;
-    if (!response.ok || !response.body) return response;
-    const decoder = new TextDecoder();
-    const encoder = new TextEncoder();
-    let pending = '';
-    // The client skips a line it cannot parse; an `error` line in its place makes it throw, in order.
-    const checked = (line: string): string => {
-      try {
-        if (line.trim()) JSON.parse(line);
-        return line;
-      } catch {
-        return JSON.stringify({ error: `malformed chunk from the server: ${line.slice(0, 200)}` });
-      }
-    };
-    const body = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          pending += decoder.decode(chunk, { stream: true });
-          const lines = pending.split('\n');
-          pending = lines.pop() ?? '';
-          for (const line of lines) controller.enqueue(encoder.encode(`${checked(line)}\n`));
-        },
-        flush(controller) {
-          pending += decoder.decode();
-          if (pending) controller.enqueue(encoder.encode(checked(pending)));
-        },
-      }),
-    );
-    return new Response(body, { status: response.status, headers: response.headers });
-  };
+/** The body's lines, each decoded once; the last one counts without its newline. */
+const lines = async function* (body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let pending = '';
+  for await (const chunk of body) {
+    pending += decoder.decode(chunk, { stream: true });
+    const parts = pending.split('\n');
+    pending = parts.pop() ?? '';
+    yield* parts;
+  }
+  pending += decoder.decode();
+  if (pending) yield pending;
+};
 
-/** Ollama's native chat API through the `ollama` client. */
+/** The message of an error response: the `error` of a JSON body, else the body's text. */
+const errorMessage = async (response: Response): Promise<string> => {
+  const fallback = `Error ${response.status}: ${response.statusText}`;
+  try {
+    if (response.headers.get('content-type')?.includes('application/json')) {
+      const { error } = ((await response.json()) ?? {}) as { error?: unknown };
+      return typeof error === 'string' && error ? error : fallback;
+    }
+    return (await response.text()) || fallback;
+  } catch {
+    return fallback;
+  }
+};
+
+/** Our headers; the key and `headers` from the config, where those do not set the JSON ones. */
+const requestHeaders = (spec: ModelSpec): Headers => {
+  const headers = new Headers();
+  if (spec.apiKey) headers.set('Authorization', `Bearer ${spec.apiKey}`);
+  for (const [name, value] of Object.entries(spec.headers ?? {})) headers.set(name, value);
+  headers.set('Content-Type', 'application/json');
+  headers.set('Accept', 'application/json');
+  // As the ollama client did: ollama.com takes the key from $OLLAMA_API_KEY when none is set.
+  const envKey = process.env['OLLAMA_API_KEY'];
+  const { protocol, hostname } = new URL(spec.baseUrl);
+  if (protocol === 'https:' && hostname === 'ollama.com' && envKey && !headers.has('Authorization'))
+    headers.set('Authorization', `Bearer ${envKey}`);
+  return headers;
+};
+
+/** Ollama's native chat API: one POST to `/api/chat`, its NDJSON reply parsed line by line. */
 export const streamOllama: ProviderStream = async function* (call) {
   const { spec } = call;
-  const seen: { headers?: Headers } = {};
-  const client = new Ollama({
-    host: spec.baseUrl,
-    fetch: ollamaFetch(call.signal, seen),
-    headers: {
-      ...(spec.apiKey ? { Authorization: `Bearer ${spec.apiKey}` } : {}),
-      ...spec.headers,
-    },
-  });
-  let stream;
-  try {
-    stream = await client.chat({
+  const response = await fetch(`${spec.baseUrl}/api/chat`, {
+    method: 'POST',
+    headers: requestHeaders(spec),
+    body: JSON.stringify({
       model: spec.model,
       messages: toOllamaMessages(call.messages, spec.vision),
       stream: true,
@@ -116,15 +109,24 @@ export const streamOllama: ProviderStream = async function* (call) {
         ...(spec.temperature === undefined ? {} : { temperature: spec.temperature }),
         ...(spec.maxTokens === undefined ? {} : { num_predict: spec.maxTokens }),
       },
-    });
-  } catch (error) {
-    const status = (error as { status_code?: unknown }).status_code;
-    if (typeof status === 'number')
-      throw new HttpStatusError(status, (error as Error).message, seen.headers);
-    throw error;
-  }
+    }),
+    signal: call.signal,
+  });
+  if (!response.ok)
+    throw new HttpStatusError(response.status, await errorMessage(response), response.headers);
+  if (!response.body) throw new Error('Missing body');
   let calls = 0;
-  for await (const part of stream) {
+  for await (const line of lines(response.body)) {
+    if (!line.trim()) continue;
+    let part: ChatResponse;
+    try {
+      part = JSON.parse(line) as ChatResponse;
+    } catch {
+      throw new Error(`malformed chunk from the server: ${line.slice(0, 200)}`);
+    }
+    if (typeof part !== 'object' || part === null)
+      throw new Error(`malformed chunk from the server: ${line.slice(0, 200)}`);
+    if ('error' in part) throw new Error(String(part.error));
     const { message } = part;
     if (message.thinking) yield { type: 'reasoning', text: message.thinking };
     if (message.content) yield { type: 'text', text: message.content };
@@ -151,5 +153,6 @@ export const streamOllama: ProviderStream = async function* (call) {
       return;
     }
   }
-  call.signal.throwIfAborted(); // the SDK ends the stream quietly on abort
+  call.signal.throwIfAborted();
+  throw new Error('Did not receive done or success response in stream.');
 };
