@@ -75,7 +75,7 @@ export const callTool = async (
         : result.structuredContent !== undefined
           ? checkOutput(schema, result.structuredContent)
           : 'the tool declares an output schema but returned no structuredContent';
-    const normalized = normalizeResult(result as CallToolResult, {
+    const normalized = await normalizeResult(result as CallToolResult, {
       maxChars: ctx.maxOutputChars,
       outputsDir: ctx.outputsDir,
       label: `${conn.name}__${tool}`,

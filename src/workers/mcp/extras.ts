@@ -31,7 +31,7 @@ export const readResource = async (
       { signal, timeout: conn.spec.timeoutMs },
     );
     const content = result.contents.map((resource) => ({ type: 'resource' as const, resource }));
-    return normalizeResult(
+    return await normalizeResult(
       { content },
       {
         ...ctx,
@@ -62,7 +62,7 @@ export const getPrompt = async (
       { type: 'text' as const, text: `${m.role}:` },
       m.content,
     ]);
-    return normalizeResult(
+    return await normalizeResult(
       { content },
       {
         ...ctx,

@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolContent, ToolResult } from '../protocol/tool-result.ts';
+import { capOutput } from '../shared/output.ts';
 
 type McpContent = CallToolResult['content'][number];
 
@@ -62,36 +60,25 @@ const convert = (block: McpContent): { content: ToolContent; text: string } => {
   }
 };
 
-/** Cuts `output` to `maxChars`, saving the whole text to a file the model can read in pages. */
-const capOutput = (
-  output: string,
-  options: ResultOptions,
-): { output: string; savedTo?: string } => {
-  if (output.length <= options.maxChars) return { output };
-  mkdirSync(options.outputsDir, { recursive: true, mode: 0o700 });
-  const safe = options.label.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 80);
-  const savedTo = path.join(
-    options.outputsDir,
-    `${new Date().toISOString().replace(/[:.]/g, '-')}-${safe}-${randomBytes(3).toString('hex')}.txt`,
-  );
-  writeFileSync(savedTo, output, { mode: 0o600 });
-  return {
-    output: `${output.slice(0, options.maxChars)}\n\n[output cut at ${options.maxChars} of ${output.length} characters; the whole output is saved in ${savedTo}]`,
-    savedTo,
-  };
-};
-
 /**
  * Normalizes an MCP `tools/call` result to the shared `ToolResult`: the text the model reads
  * (text blocks joined; other blocks described), the blocks themselves for the UI and vision
  * models, `structuredContent`, and `isError` as `ok: false` with code `tool-error`.
  */
-export const normalizeResult = (result: CallToolResult, options: ResultOptions): ToolResult => {
+export const normalizeResult = async (
+  result: CallToolResult,
+  options: ResultOptions,
+): Promise<ToolResult> => {
   const converted = (result.content ?? []).map(convert);
   let text = converted.map((c) => c.text).join('\n');
   if (text === '' && result.structuredContent !== undefined)
     text = JSON.stringify(result.structuredContent, null, 2);
-  const { output, savedTo } = capOutput(text, options);
+  const { output, savedTo } = await capOutput(text, {
+    maxChars: options.maxChars,
+    outputsDir: options.outputsDir,
+    label: options.label,
+    note: 'short',
+  });
   const content = converted
     .map((c) => c.content)
     .filter((c) => savedTo === undefined || c.type !== 'text');

@@ -121,16 +121,16 @@ describe('toWebSocketUrl', () => {
 
 describe('normalizeResult', () => {
   const options = { maxChars: 1000, outputsDir: '', label: 's__t' };
-  it('keeps structured content and uses it as text when there is none', () => {
-    expect(normalizeResult({ content: [], structuredContent: { a: 1 } }, options)).toEqual({
+  it('keeps structured content and uses it as text when there is none', async () => {
+    expect(await normalizeResult({ content: [], structuredContent: { a: 1 } }, options)).toEqual({
       ok: true,
       output: '{\n  "a": 1\n}',
       structured: { a: 1 },
     });
   });
 
-  it('describes binary blocks and maps isError', () => {
-    const result = normalizeResult(
+  it('describes binary blocks and maps isError', async () => {
+    const result = await normalizeResult(
       {
         content: [
           { type: 'text', text: 'bad input' },
@@ -150,9 +150,9 @@ describe('normalizeResult', () => {
     expect(result.output).toBe('bad input\n[resource x://b (application/zip), 3 bytes]');
   });
 
-  it('saves output over the cap', () => {
+  it('saves output over the cap', async () => {
     const dir = tmp();
-    const result = normalizeResult(
+    const result = await normalizeResult(
       { content: [{ type: 'text', text: 'y'.repeat(500) }] },
       { ...options, maxChars: 50, outputsDir: dir },
     );
@@ -163,5 +163,20 @@ describe('normalizeResult', () => {
       result.output?.startsWith('y'.repeat(50) + '\n\n[output cut at 50 of 500 characters'),
     ).toBe(true);
     expect(result.content).toBeUndefined();
+  });
+
+  it('names the saved file as the tools do and says how to page through it', async () => {
+    const dir = tmp();
+    const result = await normalizeResult(
+      { content: [{ type: 'text', text: 'z'.repeat(80) }] },
+      { ...options, maxChars: 10, outputsDir: dir, label: 'srv__a/b c' },
+    );
+    if (!result.ok) throw new Error(result.error.message);
+    expect(path.dirname(result.savedTo!)).toBe(dir);
+    expect(path.basename(result.savedTo!)).toMatch(/^srv__a_b_c-\d{4}-.*-[0-9a-f]{6}\.txt$/);
+    expect(result.output).toBe(
+      `${'z'.repeat(10)}\n\n[output cut at 10 of 80 characters; the whole output is saved in ` +
+        `${result.savedTo}; page it with read_file offset/limit]`,
+    );
   });
 });
