@@ -51,7 +51,11 @@ export interface ConnectionContext {
 }
 
 const EMPTY: Catalog = { tools: [], prompts: [], resources: [] };
-const REFRESH_DEBOUNCE_MS = 50;
+/**
+ * How long after a list_changed the catalog is listed again; notifications within it share one
+ * listing. A server sends a burst in one go, but a loaded machine may deliver it in pieces.
+ */
+const REFRESH_DEBOUNCE_MS = 150;
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 /**
  * The SDK's own timeout for the requests of a start (its default is 60 s): the longest a timer
