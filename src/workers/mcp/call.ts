@@ -83,7 +83,7 @@ export const callTool = async (
     });
     return record(conn, tool, started, normalized);
   } catch (error) {
-    return record(conn, tool, started, failed(conn, tool, signal, error));
+    return record(conn, tool, started, failed(conn, 'tools/call', tool, signal, error));
   } finally {
     conn.limiter.release();
   }
@@ -105,10 +105,14 @@ const record = (
   return result;
 };
 
-/** Words a failed `tools/call` for the model. */
-const failed = (
+/**
+ * Words a failed request for the model: `method` is the MCP method (`tools/call`,
+ * `resources/read`, `prompts/get`) and `subject` what it was about (the tool, URI or prompt).
+ */
+export const failed = (
   conn: ServerConnection,
-  tool: string,
+  method: string,
+  subject: string,
   signal: AbortSignal,
   error: unknown,
 ): ToolResult => {
@@ -117,20 +121,21 @@ const failed = (
   if (code === (ErrorCode.RequestTimeout as number))
     return fail(
       'timeout',
-      `server "${conn.name}" did not answer tools/call "${tool}" within ${conn.spec.timeoutMs / 1000} s (timeout); the call was canceled`,
+      `server "${conn.name}" did not answer ${method} "${subject}" within ${conn.spec.timeoutMs / 1000} s (timeout); the call was canceled`,
     );
   const state = conn.state;
   if (code === (ErrorCode.ConnectionClosed as number) || state !== 'ready')
     return fail(
       state === 'stopped' ? 'server-unavailable' : 'server-crashed',
-      conn.describeLoss('tools/call'),
+      conn.describeLoss(method),
     );
   if (code === (ErrorCode.InvalidParams as number))
     return fail('invalid-args', (error as Error).message);
   return fail('tool-error', (error as Error).message);
 };
 
-const unavailable = (conn: ServerConnection): ToolResult => {
+/** Why a server that is not ready cannot take a request, and what to do about it. */
+export const unavailable = (conn: ServerConnection): ToolResult => {
   const { state, lastErrorMessage: last } = conn;
   // Keyed by string, not by the state union, so a state added to the protocol still reads well.
   const why: Record<string, string | undefined> = {

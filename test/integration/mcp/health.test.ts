@@ -135,6 +135,22 @@ describe('health: crashes, restarts, hangs, orphans', () => {
     );
   });
 
+  it('answers resources/read and prompts/get on a stopped server with how to start it', async () => {
+    const { host } = await startHost([fixtureSpec('echo')]);
+    onTestFinished(() => host.close());
+    await ready(host, 'echo');
+    await host.stopServer('echo');
+    const unavailable = {
+      ok: false,
+      error: {
+        code: 'server-unavailable',
+        message: 'server "echo" is stopped; start it with niffler mcp start echo',
+      },
+    };
+    expect(await host.readResource('echo', 'mem://note')).toEqual(unavailable);
+    expect(await host.getPrompt('echo', 'greet', { who: 'Ann' })).toEqual(unavailable);
+  });
+
   it('saves output over the cap to a file and returns a preview with its path', async () => {
     const { host } = await startHost([fixtureSpec('huge')], { maxOutputChars: 1_000 });
     onTestFinished(() => host.close());
