@@ -3,7 +3,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { benchWorkspace, median, type Bench, serverBin } from './harness.ts';
 
-const cli = path.resolve('dist/cli.js');
+const cli = path.resolve('dist/cli.cjs');
 
 /**
  * Milliseconds from spawn until `marker` appears on the terminal. The command runs under

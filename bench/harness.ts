@@ -86,7 +86,7 @@ export interface BenchWorkspace {
   home: string;
   /** The environment niffler gets: the workspace's homes, no NIFFLER_* from the shell. */
   env: Record<string, string>;
-  /** Runs `dist/cli.js ARGS` in the repository, never throwing. */
+  /** Runs `dist/cli.cjs ARGS` in the repository, never throwing. */
   niffler: (args: string[]) => Promise<unknown>;
   /** Stops the workspace's daemon and removes the directories. */
   remove: () => Promise<void>;
@@ -101,7 +101,7 @@ export const benchWorkspace = (globalConfig: (base: string) => string): BenchWor
   writeFileSync(path.join(home, 'config.yaml'), globalConfig(base));
   const env = testEnv({ HOME: base, NIFFLER_HOME: home });
   const niffler = (args: string[]) =>
-    execa(process.execPath, [path.resolve('dist/cli.js'), ...args], {
+    execa(process.execPath, [path.resolve('dist/cli.cjs'), ...args], {
       cwd: repo,
       env,
       extendEnv: false,

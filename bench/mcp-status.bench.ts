@@ -5,7 +5,7 @@ import { nifflerPaths } from '../src/main/paths.ts';
 import { VERSION } from '../src/main/version.ts';
 import { benchWorkspace, compareCommands, timeCommand, type Bench, serverBin } from './harness.ts';
 
-const cli = path.resolve('dist/cli.js');
+const cli = path.resolve('dist/cli.cjs');
 
 /**
  * Warm `niffler mcp status` with 3 live servers (everything, filesystem, memory), against
@@ -62,7 +62,13 @@ const bench: Bench = async () => {
     const vsFloor = await compareCommands(
       warm,
       () =>
-        timeCommand(process.execPath, [path.join(floorDir, 'jsonrpc-status.js'), VERSION, socket]),
+        timeCommand(
+          process.execPath,
+          [path.join(floorDir, 'jsonrpc-status.cjs'), VERSION, socket],
+          {
+            env: { ...env, NODE_COMPILE_CACHE: path.join(floorDir, 'compile-cache') },
+          },
+        ),
       20,
     );
     const raw = () =>

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { compareCommands, timeCommand, type Bench } from './harness.ts';
 
-const cli = path.resolve('dist/cli.js');
+const cli = path.resolve('dist/cli.cjs');
 
 /** `niffler --version` against `node -e 0`: what start-up costs beyond Node's own. */
 const bench: Bench = async () => {

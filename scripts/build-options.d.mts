@@ -6,3 +6,5 @@ export declare const buildOptions: (
 ) => BuildOptions;
 
 export declare const fastBuildOptions: (outdir: string) => BuildOptions;
+
+export declare const launcherBuildOptions: (outdir: string) => BuildOptions;

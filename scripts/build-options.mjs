@@ -14,17 +14,6 @@ const lazyCrypto = {
   },
 };
 
-/**
- * `src/ui/fast.ts`, the fast path of the hot listings, is its own self-contained bundle
- * (`dist/fast.js`, see `fastBuildOptions`): the main build leaves `import('./fast.ts')` to it.
- */
-const fastExternal = {
-  name: 'fast-external',
-  setup(build) {
-    build.onResolve({ filter: /^\.\/fast\.ts$/ }, () => ({ path: './fast.js', external: true }));
-  },
-};
-
 /** esbuild options for bundling `entryPoints` into `outdir` with code splitting. */
 export const buildOptions = (entryPoints, outdir) => ({
   entryPoints,
@@ -38,7 +27,7 @@ export const buildOptions = (entryPoints, outdir) => ({
   sourcemap: 'linked',
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
-  plugins: [lazyCrypto, fastExternal],
+  plugins: [lazyCrypto],
   // React and its reconciler ship development builds behind this check: drop them from the bundle.
   define: { 'process.env.NODE_ENV': '"production"' },
   // Packages that load files next to themselves at run time, or are optional, stay external.
@@ -50,11 +39,52 @@ export const buildOptions = (entryPoints, outdir) => ({
 });
 
 /**
- * esbuild options for `dist/fast.js`: the fast path in one file, with no chunks to resolve and
- * load one by one (each ESM module costs a few tenths of a millisecond at start-up).
+ * The launcher's imports of the other bundles stay imports: `./fast.ts` is dist/fast.cjs, and
+ * `./main.ts` is dist/main.js, an entry of the main build.
+ */
+const launcherExternals = {
+  name: 'launcher-externals',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/(fast|main)\.ts$/ }, (args) => ({
+      path: args.path === './fast.ts' ? './fast.cjs' : './main.js',
+      external: true,
+    }));
+  },
+};
+
+/**
+ * esbuild options for a CommonJS bundle in one file, with no chunks to resolve and load one by one
+ * (each ES module costs a few tenths of a millisecond at start-up, and Node's ES module loader
+ * itself a few milliseconds). `import.meta.url` is the file's own URL, as in the ES modules.
+ */
+const commonJsOptions = (entryPoints, outdir) => ({
+  ...buildOptions(entryPoints, outdir),
+  splitting: false,
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
+  define: {
+    ...buildOptions(entryPoints, outdir).define,
+    'import.meta.url': '__nifflerImportMetaUrl',
+  },
+  banner: {
+    js: "const __nifflerImportMetaUrl = require('node:url').pathToFileURL(__filename).href;",
+  },
+});
+
+/**
+ * esbuild options for `dist/cli.cjs`, the bin: `--version` and the routing to the fast path or the
+ * main build, with nothing else in it.
+ */
+export const launcherBuildOptions = (outdir) => ({
+  ...commonJsOptions({ cli: 'src/ui/cli.ts' }, outdir),
+  plugins: [launcherExternals],
+});
+
+/**
+ * esbuild options for `dist/fast.cjs`, the fast path of the hot listings (`src/ui/fast.ts`): one
+ * file, loaded by the launcher through a code cache (see src/ui/code-cache.ts).
  */
 export const fastBuildOptions = (outdir) => ({
-  ...buildOptions({ fast: 'src/ui/fast.ts' }, outdir),
-  splitting: false,
+  ...commonJsOptions({ fast: 'src/ui/fast.ts' }, outdir),
   plugins: [lazyCrypto],
 });

@@ -3,10 +3,10 @@
 import { build } from 'esbuild';
 import { chmod, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { buildOptions, fastBuildOptions } from './build-options.mjs';
+import { buildOptions, fastBuildOptions, launcherBuildOptions } from './build-options.mjs';
 
 const entries = {
-  cli: 'src/ui/cli.ts',
+  main: 'src/ui/main.ts',
   daemon: 'src/main/daemon/main.ts',
   'workers/mcp': 'src/workers/mcp/worker.ts',
   'workers/api': 'src/workers/api/worker.ts',
@@ -20,4 +20,5 @@ const entryPoints = Object.fromEntries(
 await rm('dist', { recursive: true, force: true });
 await build(buildOptions(entryPoints, 'dist'));
 await build(fastBuildOptions('dist'));
-await chmod('dist/cli.js', 0o755);
+await build(launcherBuildOptions('dist'));
+await chmod('dist/cli.cjs', 0o755);

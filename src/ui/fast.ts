@@ -4,8 +4,9 @@ import { showDaemonStatus, showMcpStatus } from './commands/status-views.ts';
 import { info } from './render/output.ts';
 
 // The hot read-only listings, which scripts and status lines call many times a minute. The build
-// makes this module one self-contained file (dist/fast.js), loaded by one import, and each command
-// is one round trip to a warm daemon: no command tree, no engine, no SDK.
+// makes this module one self-contained CommonJS file (dist/fast.cjs), which the bin loads through a
+// code cache (see cli.ts), and each command is one round trip to a warm daemon: no command tree, no
+// engine, no SDK.
 
 export { reportError } from './render/output.ts';
 

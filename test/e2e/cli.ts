@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import path from 'node:path';
 
 /** The built binary; `npm test` builds it first (pretest). */
-export const CLI = path.resolve('dist/cli.js');
+export const CLI = path.resolve('dist/cli.cjs');
 
 /** Runs `niffler ARGS` as a user would (the built bundle on this Node), never throwing. */
 export const niffler = async (

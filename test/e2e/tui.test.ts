@@ -4,7 +4,11 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { reply } from '../fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../fixtures/fake-llm/server.ts';
-import { buildOptions, fastBuildOptions } from '../../scripts/build-options.mjs';
+import {
+  buildOptions,
+  fastBuildOptions,
+  launcherBuildOptions,
+} from '../../scripts/build-options.mjs';
 import { CLI } from './cli.ts';
 import { startTerminal } from './tui-terminal.ts';
 import { makeE2eWorkspace, serverBin } from './workspace.ts';
@@ -88,7 +92,7 @@ describe('interactive session in a real terminal (tmux)', () => {
 describe('bundle', () => {
   it('loads Ink and React only on the interactive path (niffler mcp status never does)', async () => {
     const result = await build({
-      ...buildOptions({ cli: 'src/ui/cli.ts' }, path.join('dist', '.metafile-probe')),
+      ...buildOptions({ main: 'src/ui/main.ts' }, path.join('dist', '.metafile-probe')),
       write: false,
       metafile: true,
       sourcemap: false,
@@ -111,7 +115,7 @@ describe('bundle', () => {
     const isUi = (input: string) =>
       /node_modules\/(ink|react|react-reconciler|marked|marked-terminal)\//.test(input);
     const commandPath = staticClosure([
-      byEntry('src/ui/cli.ts'),
+      byEntry('src/ui/main.ts'),
       byEntry('src/ui/program.ts'),
       byEntry('src/ui/commands/mcp-live.ts'),
     ]);
@@ -139,5 +143,26 @@ describe('bundle', () => {
       ),
     );
     expect([...packages]).toEqual(['vscode-jsonrpc']);
+  });
+
+  it('keeps the bin to routing: no package in it, only the fast path and the main build after it', async () => {
+    const result = await build({
+      ...launcherBuildOptions(path.join('dist', '.metafile-probe')),
+      write: false,
+      metafile: true,
+      sourcemap: false,
+      logLevel: 'silent',
+    });
+    const [output, ...others] = Object.values(result.metafile.outputs);
+    expect(others).toEqual([]);
+    expect(Object.keys(output!.inputs).filter((input) => input.includes('node_modules/'))).toEqual(
+      [],
+    );
+    expect(
+      output!.imports
+        .filter((i) => !isBuiltin(i.path))
+        .map((i) => i.path)
+        .sort(),
+    ).toEqual(['./fast.cjs', './main.js']);
   });
 });

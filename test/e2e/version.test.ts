@@ -16,7 +16,7 @@ const otherVersionBuild = (version: string): string => {
   const stamped = readdirSync(copy, { recursive: true, encoding: 'utf8' })
     .map((file) => path.join(copy, file))
     .filter(
-      (file) => file.endsWith('.js') && readFileSync(file, 'utf8').includes('version: "0.1.0"'),
+      (file) => /\.c?js$/.test(file) && readFileSync(file, 'utf8').includes('version: "0.1.0"'),
     );
   for (const file of stamped)
     writeFileSync(
@@ -24,7 +24,7 @@ const otherVersionBuild = (version: string): string => {
       readFileSync(file, 'utf8').replace('version: "0.1.0"', `version: ${JSON.stringify(version)}`),
     );
   expect(stamped.length).toBeGreaterThan(0);
-  return path.join(copy, 'cli.js');
+  return path.join(copy, 'cli.cjs');
 };
 
 describe('a front-end of another version', () => {

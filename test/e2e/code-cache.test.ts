@@ -1,0 +1,69 @@
+import {
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { CLI } from './cli.ts';
+import { makeE2eWorkspace } from './workspace.ts';
+
+// The bin loads dist/fast.cjs through a V8 code cache it writes after a run (src/ui/code-cache.ts).
+// `niffler daemon status --json` in a workspace with no daemon takes that path and never starts one.
+describe('the code cache of the fast path', () => {
+  it('is written once, reused, and never serves code of a bundle that changed', async () => {
+    const ws = makeE2eWorkspace();
+    // A copy of the two bundles of the fast path, so this test can change one.
+    const bin = path.join(ws.base, 'bin');
+    mkdirSync(bin);
+    for (const file of ['cli.cjs', 'fast.cjs'])
+      copyFileSync(path.join(path.dirname(CLI), file), path.join(bin, file));
+    const status = async () => {
+      const result = await execa(
+        process.execPath,
+        [path.join(bin, 'cli.cjs'), 'daemon', 'status', '--json'],
+        { cwd: ws.repo, env: ws.env, extendEnv: false, reject: false, stdin: 'ignore' },
+      );
+      expect(result.stderr).toBe('');
+      expect(result.exitCode).toBe(0);
+      return JSON.parse(String(result.stdout)) as { running: unknown };
+    };
+    const cacheDir = path.join(ws.home, 'cache', 'code');
+
+    expect((await status()).running).toBe(false);
+    const [cacheName, ...others] = readdirSync(cacheDir);
+    expect(others).toEqual([]);
+    expect(cacheName).toMatch(/^fast\.cjs-[0-9a-f]{12}\.bin$/);
+    const cacheFile = path.join(cacheDir, cacheName!);
+    expect(statSync(cacheFile).mode & 0o777).toBe(0o600);
+    const written = readFileSync(cacheFile);
+    expect(written.toString('utf8', 0, written.indexOf(10))).toMatch(
+      new RegExp(`^${process.version.replaceAll('.', '\\.')} \\d+ \\d+ [\\d.]+$`),
+    );
+
+    // Accepted as it is: not written again.
+    expect((await status()).running).toBe(false);
+    expect(readFileSync(cacheFile).equals(written)).toBe(true);
+
+    // The same length of source with other code in it: V8's own check (which looks at the length)
+    // would take the old code; the key (inode, size, modification time) does not.
+    const fast = path.join(bin, 'fast.cjs');
+    const source = readFileSync(fast, 'utf8');
+    expect(source).toContain('running: false,');
+    writeFileSync(fast, source.replace('running: false,', 'running: 12345,'));
+    expect((await status()).running).toBe(12345);
+    const rewritten = readFileSync(cacheFile);
+    expect(rewritten.equals(written)).toBe(false);
+
+    // Damaged data under the right key: V8 rejects it, the command still works, the file is mended.
+    const header = rewritten.subarray(0, rewritten.indexOf(10) + 1);
+    writeFileSync(cacheFile, Buffer.concat([header, Buffer.from('not a code cache')]));
+    expect((await status()).running).toBe(12345);
+    expect(readFileSync(cacheFile).length).toBeGreaterThan(header.length + 1000);
+    expect(readdirSync(cacheDir)).toEqual([cacheName]);
+  });
+});
