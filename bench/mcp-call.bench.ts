@@ -31,16 +31,23 @@ const sequential = async (call: Call, count: number): Promise<number[]> => {
   return times;
 };
 
+/** CPU time of this process (every thread, the MCP worker's too) per call, in µs, by round. */
+const cpuPerCall = new Map<Call, number[]>();
+
 /** Calls per second with `IN_FLIGHT` calls always outstanding, over `count` calls. */
 const throughput = async (call: Call, count: number): Promise<number> => {
   let left = count;
+  const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       while (left-- > 0) await call();
     }),
   );
-  return count / (Number(process.hrtime.bigint() - start) / 1e9);
+  const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+  const used = process.cpuUsage(cpu);
+  cpuPerCall.set(call, [...(cpuPerCall.get(call) ?? []), (used.user + used.system) / count]);
+  return count / elapsed;
 };
 
 const bench: Bench = async () => {
@@ -85,6 +92,7 @@ const bench: Bench = async () => {
       await sequential(call, WARM_UP);
       await throughput(call, SUSTAINED);
     }
+    cpuPerCall.clear();
     const rawTimes: number[] = [];
     const ourTimes: number[] = [];
     const rawRates: number[] = [];
@@ -131,6 +139,16 @@ const bench: Bench = async () => {
         higherIsBetter: true,
         goal: '>= 0.85x',
         notes: `median of ${ROUNDS} rounds of ${SUSTAINED} calls`,
+      },
+      {
+        // What the worker's busy poll costs: it spins through the gaps while calls keep coming.
+        name: `mcp echo CPU per call (concurrency ${IN_FLIGHT}, client side)`,
+        ours: median(cpuPerCall.get(ourCall)!),
+        baseline: median(cpuPerCall.get(rawCall)!),
+        baselineName: 'raw SDK client',
+        unit: 'µs',
+        ratio: median(cpuPerCall.get(ourCall)!) / median(cpuPerCall.get(rawCall)!),
+        notes: 'this process, all threads; the server not counted',
       },
       {
         name: `mcp echo calls/s, bursts (concurrency ${IN_FLIGHT})`,
