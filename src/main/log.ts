@@ -29,10 +29,25 @@ export interface LogOptions {
 export const createLogger = (
   options: LogOptions = {},
   fields: Record<string, unknown> = {},
+): Logger => fileLogger(options, fields, { ready: false, size: undefined });
+
+/**
+ * What a logger and its children share about their file: whether its directory exists, and its
+ * size — looked at once, then counted, so a line costs no stat. (Another process writing the same
+ * file makes the count low: the file rotates later than `maxBytes`, never earlier.)
+ */
+interface FileState {
+  ready: boolean;
+  size: number | undefined;
+}
+
+const fileLogger = (
+  options: LogOptions,
+  fields: Record<string, unknown>,
+  state: FileState,
 ): Logger => {
   const level = options.level ?? 'info';
   const maxBytes = options.maxBytes ?? 5 * 1024 * 1024;
-  let ready = false;
   const write = (lvl: LogLevel, msg: string, data?: Record<string, unknown>) => {
     if (!options.file || RANK[lvl] < RANK[level]) return;
     let line = JSON.stringify({
@@ -44,12 +59,17 @@ export const createLogger = (
     });
     if (options.secrets) line = redactKnown(line, options.secrets());
     try {
-      if (!ready) {
+      if (!state.ready) {
         mkdirSync(path.dirname(options.file), { recursive: true, mode: 0o700 });
-        ready = true;
+        state.ready = true;
       }
-      rotateIfNeeded(options.file, maxBytes);
+      state.size ??= fileSize(options.file);
+      if (state.size >= maxBytes) {
+        rotateIfNeeded(options.file, maxBytes);
+        state.size = fileSize(options.file);
+      }
       appendFileSync(options.file, line + '\n', { mode: 0o600 });
+      state.size += Buffer.byteLength(line) + 1;
     } catch {
       // Logging must never take the process down; a full disk shows up elsewhere.
     }
@@ -59,8 +79,16 @@ export const createLogger = (
     info: (msg, data) => write('info', msg, data),
     warn: (msg, data) => write('warn', msg, data),
     error: (msg, data) => write('error', msg, data),
-    child: (more) => createLogger(options, { ...fields, ...more }),
+    child: (more) => fileLogger(options, { ...fields, ...more }, state),
   };
+};
+
+const fileSize = (file: string): number => {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
 };
 
 /** Renames `file` to `file.1` once it passes `maxBytes`. */

@@ -1,3 +1,5 @@
+import type { Config } from './schema.ts';
+
 /** What replaces a secret in every printed or logged form. */
 export const REDACTED = '********';
 
@@ -59,4 +61,31 @@ export const describeServer = (definition: unknown): string => {
   if (typeof server['command'] === 'string')
     return [server['command'], ...((server['args'] as string[] | undefined) ?? [])].join(' ');
   return typeof server['url'] === 'string' ? server['url'] : JSON.stringify(server);
+};
+
+/**
+ * The secret values a config holds once expanded — server `env` and `headers`, OAuth client
+ * secrets, model `headers`, and the API keys its models name with `apiKeyEnv` — for `redactKnown`,
+ * which catches them where no pattern would (an error message quoting a header, say).
+ */
+export const configSecrets = (
+  config: Pick<Config, 'mcpServers' | 'models'> | undefined,
+  env: Record<string, string | undefined>,
+): string[] => {
+  if (!config) return [];
+  const values: (string | undefined)[] = [];
+  for (const server of Object.values(config.mcpServers)) {
+    values.push(...Object.values(server.env ?? {}), ...Object.values(server.headers ?? {}));
+    values.push(server.oauth?.clientSecret);
+  }
+  for (const model of Object.values(config.models)) {
+    values.push(...Object.values(model.headers ?? {}));
+    if (model.apiKeyEnv) values.push(env[model.apiKeyEnv]);
+  }
+  // A header's value is often `Bearer <token>`: the token alone is secret too.
+  const secrets = values.flatMap((value) =>
+    value ? [value, ...(/^(?:Bearer|Basic)\s+(\S+)$/i.exec(value)?.slice(1) ?? [])] : [],
+  );
+  // Longest first, so a value that contains another is replaced whole.
+  return [...new Set(secrets)].sort((a, b) => b.length - a.length);
 };
