@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED, describeServer, redact, redactString } from '../../../src/main/config/redact.ts';
+import {
+  REDACTED,
+  configSecrets,
+  describeServer,
+  redact,
+  redactKnown,
+  redactString,
+} from '../../../src/main/config/redact.ts';
 
 describe('redaction', () => {
   it('redacts env and header values, key-like keys and token-like strings', () => {
@@ -43,5 +50,50 @@ describe('redaction', () => {
     expect(describeServer({ url: 'https://x.test/mcp?api_key=s3cret' })).toBe(
       `https://x.test/mcp?api_key=${REDACTED}`,
     );
+  });
+
+  it('lists the secret values of an expanded config, the token of a Bearer header alone too', () => {
+    const secrets = configSecrets(
+      {
+        mcpServers: {
+          gh: { url: 'https://x.test', headers: { Authorization: 'Bearer custom-token-1234' } },
+          db: { command: 'db-mcp', env: { DB_PASSWORD: 'hunter2-long' } },
+          idp: { url: 'https://y.test', oauth: { clientSecret: 'client-secret-55' } },
+        },
+        models: {
+          gpt: {
+            provider: 'openai',
+            model: 'gpt',
+            apiKeyEnv: 'OPENAI_API_KEY',
+            toolProtocol: 'auto',
+          },
+          local: {
+            provider: 'ollama',
+            model: 'llama',
+            headers: { 'X-Proxy-Key': 'proxy-key-77' },
+            toolProtocol: 'auto',
+          },
+        },
+      },
+      { OPENAI_API_KEY: 'plain-api-key-0001' },
+    );
+    expect(new Set(secrets)).toEqual(
+      new Set([
+        'Bearer custom-token-1234',
+        'custom-token-1234',
+        'hunter2-long',
+        'client-secret-55',
+        'proxy-key-77',
+        'plain-api-key-0001',
+      ]),
+    );
+    // Longest first: the whole header goes before the token inside it.
+    expect(secrets.indexOf('Bearer custom-token-1234')).toBeLessThan(
+      secrets.indexOf('custom-token-1234'),
+    );
+    expect(redactKnown('refused custom-token-1234 and plain-api-key-0001', secrets)).toBe(
+      `refused ${REDACTED} and ${REDACTED}`,
+    );
+    expect(configSecrets(undefined, {})).toEqual([]);
   });
 });
