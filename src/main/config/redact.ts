@@ -1,11 +1,10 @@
+import { REDACTED, redactString, secretsFrom } from '../../workers/shared/redact.ts';
 import type { Config } from './schema.ts';
 
-/** What replaces a secret in every printed or logged form. */
-export const REDACTED = '********';
+export { REDACTED, redactKnown, redactString } from '../../workers/shared/redact.ts';
 
 const SECRET_KEY = /(key|token|secret|password|passwd|credential|auth|cookie|session|private)/i;
 const SECRET_CONTAINERS = new Set(['env', 'headers']);
-const SECRET_VALUE = /^(sk-|sk_|ghp_|gho_|ghs_|github_pat_|xox[abpr]-|AKIA|Bearer\s|Basic\s|eyJ)/;
 
 /** True when a key, or the map it sits in, marks its value as a secret. */
 export const isSecretKey = (key: string, parent?: string): boolean =>
@@ -31,28 +30,6 @@ export const redact = <T>(value: T, parent?: string): T => {
     ) as T;
   if (typeof value === 'string') return redactString(value) as T;
   return value;
-};
-
-/** Replaces token-looking parts of free text (log lines, error messages). */
-export const redactString = (text: string): string =>
-  SECRET_VALUE.test(text)
-    ? REDACTED
-    : text
-        .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g, `$1 ${REDACTED}`)
-        .replace(
-          /\b(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|xox[abpr]-[A-Za-z0-9-]{8,})/g,
-          REDACTED,
-        )
-        .replace(
-          /([?&](?:access_token|token|key|api_key|apikey|code|client_secret)=)[^&\s]+/gi,
-          `$1${REDACTED}`,
-        );
-
-/** Redacts the values of known secrets (e.g. expanded env values) wherever they appear in `text`. */
-export const redactKnown = (text: string, secrets: Iterable<string>): string => {
-  let out = text;
-  for (const secret of secrets) if (secret.length >= 6) out = out.split(secret).join(REDACTED);
-  return out;
 };
 
 /** What a server entry runs, secrets redacted: `command args…`, or its URL. */
@@ -82,10 +59,5 @@ export const configSecrets = (
     values.push(...Object.values(model.headers ?? {}));
     if (model.apiKeyEnv) values.push(env[model.apiKeyEnv]);
   }
-  // A header's value is often `Bearer <token>`: the token alone is secret too.
-  const secrets = values.flatMap((value) =>
-    value ? [value, ...(/^(?:Bearer|Basic)\s+(\S+)$/i.exec(value)?.slice(1) ?? [])] : [],
-  );
-  // Longest first, so a value that contains another is replaced whole.
-  return [...new Set(secrets)].sort((a, b) => b.length - a.length);
+  return secretsFrom(values);
 };

@@ -23,7 +23,8 @@ import {
   type ClientSide,
 } from './client-handlers.ts';
 import { Limiter } from './limiter.ts';
-import { logFileName, RotatingLog } from './logs.ts';
+import { redactKnown, redactString } from '../shared/redact.ts';
+import { logFileName, RotatingLog, specSecrets } from './logs.ts';
 import { ServerStats } from './metrics.ts';
 import { isToolIncluded } from './naming.ts';
 import { ProcessTransport } from './process-transport.ts';
@@ -119,7 +120,13 @@ export class ServerConnection {
     this.kind = spec.transport;
     this.limiter = new Limiter(spec.maxConcurrency);
     this.policy = new RestartPolicy(ctx.health);
-    this.log = new RotatingLog(path.join(ctx.logsDir, logFileName(spec.name)), ctx.maxLogBytes);
+    // A server's stderr can quote its own credentials (a debug print of its env, a failed request
+    // with its headers): its log, which `niffler mcp logs` prints, never holds them.
+    this.log = new RotatingLog(
+      path.join(ctx.logsDir, logFileName(spec.name)),
+      ctx.maxLogBytes,
+      (line) => redactKnown(redactString(line), specSecrets(this.spec)),
+    );
   }
 
   get name(): string {

@@ -1,5 +1,7 @@
 import { appendFileSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import type { McpServerSpec } from '../protocol/mcp.ts';
+import { secretsFrom } from '../shared/redact.ts';
 
 const GENERATIONS = 3;
 
@@ -13,6 +15,8 @@ export class RotatingLog {
   constructor(
     readonly file: string,
     private readonly maxBytes: number,
+    /** Applied to every line before it is written (secrets out). */
+    private readonly redact: (line: string) => string = (line) => line,
   ) {}
 
   /** Appends one line per line of `text`, each prefixed with time and `source`. */
@@ -21,7 +25,7 @@ export class RotatingLog {
     const lines = text
       .replace(/\r?\n$/, '')
       .split(/\r?\n/)
-      .map((line) => `${time} [${source}] ${line}\n`)
+      .map((line) => `${time} [${source}] ${this.redact(line)}\n`)
       .join('');
     try {
       if (this.size < 0) {
@@ -58,3 +62,21 @@ const statSize = (file: string): number => {
 /** A file name for a server's log: its name with anything unsafe replaced. */
 export const logFileName = (server: string): string =>
   `${server.replace(/[^a-zA-Z0-9._-]/g, '_')}.log`;
+
+const secretsBySpec = new WeakMap<McpServerSpec, string[]>();
+
+/** The secret values of a server's definition: its env and header values, its OAuth secrets. */
+export const specSecrets = (spec: McpServerSpec): string[] => {
+  let secrets = secretsBySpec.get(spec);
+  if (!secrets) {
+    secrets = secretsFrom([
+      ...Object.values(spec.env ?? {}),
+      ...Object.values(spec.headers ?? {}),
+      spec.oauth?.clientSecret,
+      spec.oauth?.idp?.clientSecret,
+      spec.oauth?.idp?.idToken,
+    ]);
+    secretsBySpec.set(spec, secrets);
+  }
+  return secrets;
+};

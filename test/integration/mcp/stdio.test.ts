@@ -107,6 +107,30 @@ describe('stdio server: echo fixture', () => {
     expect(log).toContain('[log:warning:fixture] careful now');
   });
 
+  it("keeps the server's credentials and token-shaped strings out of its log", async () => {
+    const secret = 'hunter2-very-long-secret';
+    const own = await startHost([
+      fixtureSpec('echo', {
+        name: 'careless',
+        displayName: 'careless',
+        env: { FIXTURE_SECRET: secret },
+      }),
+    ]);
+    onTestFinished(() => own.host.close());
+    await ready(own.host, 'careless');
+    // Its log notifications go to the same file; the answer comes after them on the same stream.
+    await own.host.callTool('careless__log', { message: `retrying with ${secret}` });
+    await own.host.callTool('careless__log', { message: 'key sk-proj-abcdefghijklmnop' });
+    const [status] = await own.host.status();
+    const log = readFileSync(status!.logFile, 'utf8');
+    expect(log).toContain('[stderr] echo fixture starting');
+    expect(log).toContain('FIXTURE_SECRET=********');
+    expect(log).toContain('retrying with ********');
+    expect(log).toContain('key ********');
+    expect(log).not.toContain(secret);
+    expect(log).not.toContain('sk-proj-abcdefghijklmnop');
+  });
+
   it('reports metrics per server and per tool', async () => {
     // Its own server, so the counts do not depend on the tests above having run first.
     const own = await startHost([fixtureSpec('echo')]);

@@ -1,0 +1,41 @@
+// Redaction of free text, shared by the daemon's log (src/main/log.ts) and the MCP worker's server
+// logs: what replaces a secret, token-shaped strings, and known secret values.
+
+/** What replaces a secret in every printed or logged form. */
+export const REDACTED = '********';
+
+/** Strings that are, as a whole, a well-known token format. */
+const SECRET_VALUE = /^(sk-|sk_|ghp_|gho_|ghs_|github_pat_|xox[abpr]-|AKIA|Bearer\s|Basic\s|eyJ)/;
+
+/** Replaces token-looking parts of free text (log lines, error messages). */
+export const redactString = (text: string): string =>
+  SECRET_VALUE.test(text)
+    ? REDACTED
+    : text
+        .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g, `$1 ${REDACTED}`)
+        .replace(
+          /\b(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|xox[abpr]-[A-Za-z0-9-]{8,})/g,
+          REDACTED,
+        )
+        .replace(
+          /([?&](?:access_token|token|key|api_key|apikey|code|client_secret)=)[^&\s]+/gi,
+          `$1${REDACTED}`,
+        );
+
+/** Redacts the values of known secrets (e.g. expanded env values) wherever they appear in `text`. */
+export const redactKnown = (text: string, secrets: Iterable<string>): string => {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= 6) out = out.split(secret).join(REDACTED);
+  return out;
+};
+
+/**
+ * Secret values ready for `redactKnown`: without blanks or repeats, the token of a `Bearer <token>`
+ * header alone too, longest first (so a value that contains another is replaced whole).
+ */
+export const secretsFrom = (values: Iterable<string | undefined>): string[] => {
+  const secrets = [...values].flatMap((value) =>
+    value ? [value, ...(/^(?:Bearer|Basic)\s+(\S+)$/i.exec(value)?.slice(1) ?? [])] : [],
+  );
+  return [...new Set(secrets)].sort((a, b) => b.length - a.length);
+};
