@@ -390,6 +390,8 @@ export class Engine implements EngineHandlers {
     this.#loaded = result.value;
     this.#configError = null;
     const applied = await this.mcp.updateServers(result.value.servers.map(toServerSpec));
+    // Built-in tools take their section as it now stands (a host not started yet reads it then).
+    this.#tools?.configure(result.value.config.tools);
     // Roots and the server log level follow the config too (a respawned worker gets them as well).
     const roots = mcpRoots(this.options.root, result.value);
     if (roots.join('\n') !== mcpRoots(this.options.root, before).join('\n'))

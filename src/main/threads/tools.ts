@@ -48,33 +48,22 @@ const expandHome = (dir: string, env: Env): string =>
  */
 export class ToolsHost {
   readonly #pool: Piscina<ToolTask, ToolResult>;
-  readonly #context: Omit<ToolContext, 'todoFile'>;
+  #context: Omit<ToolContext, 'todoFile'>;
   readonly #sessionsDir: string;
-  readonly #disabled: Set<string>;
+  #disabled: Set<string>;
   readonly #groups = new Set<number>();
   readonly #running = new Set<Promise<ToolResult>>();
   readonly #cancelGraceMs: number;
+  readonly #root: string;
+  readonly #env: Env;
 
   constructor(options: ToolsHostOptions) {
-    const env = options.env ?? process.env;
-    const paths = nifflerPaths(options.root, env);
-    const { tools } = options;
+    this.#env = options.env ?? process.env;
+    this.#root = options.root;
+    const paths = nifflerPaths(options.root, this.#env);
     this.#sessionsDir = paths.sessionsDir;
-    this.#disabled = new Set(tools.disabled);
     this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
-    this.#context = {
-      root: options.root,
-      allowedPaths: tools.allowedPaths.map((dir) =>
-        path.resolve(options.root, expandHome(dir, env)),
-      ),
-      outputsDir: paths.outputsDir,
-      limits: {
-        maxChars: tools.output.maxChars,
-        maxFileBytes: tools.output.maxFileBytes,
-        bashTimeout: tools.bash.timeout,
-        bashMaxTimeout: tools.bash.maxTimeout,
-      },
-    };
+    [this.#context, this.#disabled] = this.#settings(options.tools);
     // Tools start child processes: with sync atomics an idle worker parks in Atomics.wait and
     // freezes async work still running in it.
     this.#pool = new Piscina<ToolTask, ToolResult>({
@@ -85,6 +74,31 @@ export class ToolsHost {
       maxThreads: options.maxThreads ?? 4,
       idleTimeout: 60_000,
     });
+  }
+
+  /**
+   * Applies a reloaded `tools` section: limits, allowed paths and disabled tools hold for every
+   * call from now on (calls already running keep what they started with). The pool stays.
+   */
+  configure(tools: Config['tools']): void {
+    [this.#context, this.#disabled] = this.#settings(tools);
+  }
+
+  #settings(tools: Config['tools']): [Omit<ToolContext, 'todoFile'>, Set<string>] {
+    const context = {
+      root: this.#root,
+      allowedPaths: tools.allowedPaths.map((dir) =>
+        path.resolve(this.#root, expandHome(dir, this.#env)),
+      ),
+      outputsDir: nifflerPaths(this.#root, this.#env).outputsDir,
+      limits: {
+        maxChars: tools.output.maxChars,
+        maxFileBytes: tools.output.maxFileBytes,
+        bashTimeout: tools.bash.timeout,
+        bashMaxTimeout: tools.bash.maxTimeout,
+      },
+    };
+    return [context, new Set(tools.disabled)];
   }
 
   /** The enabled built-in tools, as offered to the model. */
