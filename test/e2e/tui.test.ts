@@ -1,4 +1,4 @@
-import { build, type Metafile } from 'esbuild';
+import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -89,16 +89,16 @@ describe('interactive session in a real terminal (tmux)', () => {
   });
 });
 
+/** What esbuild would write for `options`, as its metafile's outputs, without writing it. */
+const outputsOf = async (options: BuildOptions): Promise<Metafile['outputs']> =>
+  (await build({ ...options, write: false, metafile: true, sourcemap: false, logLevel: 'silent' }))
+    .metafile.outputs;
+
 describe('bundle', () => {
   it('loads Ink and React only on the interactive path (niffler mcp status never does)', async () => {
-    const result = await build({
-      ...buildOptions({ main: 'src/ui/main.ts' }, path.join('dist', '.metafile-probe')),
-      write: false,
-      metafile: true,
-      sourcemap: false,
-      logLevel: 'silent',
-    });
-    const outputs: Metafile['outputs'] = result.metafile.outputs;
+    const outputs = await outputsOf(
+      buildOptions({ main: 'src/ui/main.ts' }, path.join('dist', '.metafile-probe')),
+    );
     const byEntry = (entry: string) =>
       Object.keys(outputs).find((out) => outputs[out]!.entryPoint === entry)!;
     const staticClosure = (roots: string[]) => {
@@ -126,14 +126,9 @@ describe('bundle', () => {
   });
 
   it('builds the status fast path as one file with only the JSON-RPC library in it', async () => {
-    const result = await build({
-      ...fastBuildOptions(path.join('dist', '.metafile-probe')),
-      write: false,
-      metafile: true,
-      sourcemap: false,
-      logLevel: 'silent',
-    });
-    const [output, ...others] = Object.values(result.metafile.outputs);
+    const [output, ...others] = Object.values(
+      await outputsOf(fastBuildOptions(path.join('dist', '.metafile-probe'))),
+    );
     expect(others).toEqual([]);
     // Node's own modules only: no chunk to load after it.
     expect(output!.imports.filter((i) => !isBuiltin(i.path))).toEqual([]);
@@ -146,14 +141,9 @@ describe('bundle', () => {
   });
 
   it('keeps the bin to routing: no package in it, only the fast path and the main build after it', async () => {
-    const result = await build({
-      ...launcherBuildOptions(path.join('dist', '.metafile-probe')),
-      write: false,
-      metafile: true,
-      sourcemap: false,
-      logLevel: 'silent',
-    });
-    const [output, ...others] = Object.values(result.metafile.outputs);
+    const [output, ...others] = Object.values(
+      await outputsOf(launcherBuildOptions(path.join('dist', '.metafile-probe'))),
+    );
     expect(others).toEqual([]);
     expect(Object.keys(output!.inputs).filter((input) => input.includes('node_modules/'))).toEqual(
       [],
