@@ -66,8 +66,10 @@ const commonJsOptions = (entryPoints, outdir) => ({
     ...buildOptions(entryPoints, outdir).define,
     'import.meta.url': '__nifflerImportMetaUrl',
   },
+  // The bundle's own "use strict" comes after the banner, where it is no directive: the banner
+  // carries it.
   banner: {
-    js: "const __nifflerImportMetaUrl = require('node:url').pathToFileURL(__filename).href;",
+    js: "'use strict';\nconst __nifflerImportMetaUrl = require('node:url').pathToFileURL(__filename).href;",
   },
 });
 

@@ -50,14 +50,17 @@ const fileLogger = (
   const maxBytes = options.maxBytes ?? 5 * 1024 * 1024;
   const write = (lvl: LogLevel, msg: string, data?: Record<string, unknown>) => {
     if (!options.file || RANK[lvl] < RANK[level]) return;
-    let line = JSON.stringify({
+    // Known secret values go first, from every string as it is (before JSON escapes them, and
+    // before a token pattern takes part of one and leaves the rest unrecognizable); then patterns.
+    const secrets = options.secrets ? [...options.secrets()] : [];
+    const known = <T>(value: T): T => (secrets.length ? mapStrings(value, secrets) : value);
+    const line = JSON.stringify({
       time: new Date().toISOString(),
       level: lvl,
-      msg: redactString(msg),
-      ...fields,
-      ...(data ? redact(data) : {}),
+      msg: redactString(known(msg)),
+      ...known(fields),
+      ...(data ? redact(known(data)) : {}),
     });
-    if (options.secrets) line = redactKnown(line, options.secrets());
     try {
       if (!state.ready) {
         mkdirSync(path.dirname(options.file), { recursive: true, mode: 0o700 });
@@ -81,6 +84,17 @@ const fileLogger = (
     error: (msg, data) => write('error', msg, data),
     child: (more) => fileLogger(options, { ...fields, ...more }, state),
   };
+};
+
+/** A deep copy of `value` with `secrets` replaced in every string in it. */
+const mapStrings = <T>(value: T, secrets: string[]): T => {
+  if (typeof value === 'string') return redactKnown(value, secrets) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => mapStrings(item, secrets)) as T;
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, mapStrings(item, secrets)]),
+    ) as T;
+  return value;
 };
 
 const fileSize = (file: string): number => {

@@ -69,7 +69,9 @@ main(process.argv).then(
   (error: unknown) => {
     // Only a broken install gets here (a bundle missing or unreadable): every command reports its
     // own errors.
-    process.stderr.write(`niffler: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.stderr.write(
+      `niffler: could not load its own files; reinstall niffler (in a source checkout: npm run build)\n${error instanceof Error ? error.stack : String(error)}\n`,
+    );
     process.exitCode = 1;
   },
 );

@@ -5,6 +5,7 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  rmSync,
   writeFileSync,
   type Stats,
 } from 'node:fs';
@@ -74,15 +75,16 @@ const readCache = (cacheFile: string, key: string): Buffer | undefined => {
 };
 
 const writeCache = (cacheFile: string, key: string, script: vm.Script): void => {
+  const temporary = `${cacheFile}.${process.pid}.tmp`;
   try {
     mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
-    const temporary = `${cacheFile}.${process.pid}.tmp`;
     writeFileSync(temporary, Buffer.concat([Buffer.from(`${key}\n`), script.createCachedData()]), {
       mode: 0o600,
     });
     // Atomic: a start that reads the cache meanwhile sees the old file or the new, never half.
     renameSync(temporary, cacheFile);
   } catch {
-    // A read-only or full home: the next start compiles as usual.
+    // A read-only or full home: the next start compiles as usual. Nothing half-written stays.
+    rmSync(temporary, { force: true });
   }
 };

@@ -54,6 +54,21 @@ describe('createLogger', () => {
     });
   });
 
+  it('finds a secret that JSON escapes, and a whole header value a token pattern would cut short', () => {
+    const file = tempLog();
+    const quoted = 'p"ss\\word-1234';
+    const header = 'Bearer abc.def~ghi$jkl#mno';
+    const log = createLogger({ file, secrets: () => [header, 'abc.def~ghi$jkl#mno', quoted] });
+    log.warn(`sent ${header}`, { password: quoted, note: `tried ${quoted} twice` });
+    const text = readFileSync(file, 'utf8');
+    for (const part of ['word-1234', 'jkl#mno', 'abc.def']) expect(text).not.toContain(part);
+    expect(lines(file)[0]).toMatchObject({
+      msg: `sent ${REDACTED}`,
+      password: REDACTED,
+      note: `tried ${REDACTED} twice`,
+    });
+  });
+
   it('rotates to .1 past maxBytes, counting what its children write too', () => {
     const file = tempLog();
     const log = createLogger({ file, maxBytes: 2_000 });

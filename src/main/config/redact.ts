@@ -42,7 +42,7 @@ export const describeServer = (definition: unknown): string => {
 
 /**
  * The secret values a config holds once expanded — server `env` and `headers`, OAuth client
- * secrets, model `headers`, and the API keys its models name with `apiKeyEnv` — for `redactKnown`,
+ * secrets and identity-provider tokens, model `headers`, and the API keys its models name with `apiKeyEnv` — for `redactKnown`,
  * which catches them where no pattern would (an error message quoting a header, say).
  */
 export const configSecrets = (
@@ -53,7 +53,8 @@ export const configSecrets = (
   const values: (string | undefined)[] = [];
   for (const server of Object.values(config.mcpServers)) {
     values.push(...Object.values(server.env ?? {}), ...Object.values(server.headers ?? {}));
-    values.push(server.oauth?.clientSecret);
+    values.push(server.oauth?.clientSecret, server.oauth?.idp?.clientSecret);
+    values.push(server.oauth?.idp?.idToken);
   }
   for (const model of Object.values(config.models)) {
     values.push(...Object.values(model.headers ?? {}));

@@ -389,9 +389,10 @@ export class Engine implements EngineHandlers {
     const before = this.#loaded;
     this.#loaded = result.value;
     this.#configError = null;
-    const applied = await this.mcp.updateServers(result.value.servers.map(toServerSpec));
-    // Built-in tools take their section as it now stands (a host not started yet reads it then).
+    // Built-in tools take their section as it now stands (a host not started yet reads it then),
+    // before anything awaits: of two reloads close together, the later file wins.
     this.#tools?.configure(result.value.config.tools);
+    const applied = await this.mcp.updateServers(result.value.servers.map(toServerSpec));
     // Roots and the server log level follow the config too (a respawned worker gets them as well).
     const roots = mcpRoots(this.options.root, result.value);
     if (roots.join('\n') !== mcpRoots(this.options.root, before).join('\n'))

@@ -10,11 +10,20 @@ const JUDGE_AFTER_MS = 2;
  */
 const BACK_OFF_MS = { min: 50, max: 10_000 };
 
-/** This thread's CPU time in ms; `undefined` where Node cannot tell (then no polling at all). */
+/**
+ * This thread's CPU time in ms; `undefined` where it cannot be told well enough to judge a 2 ms
+ * stretch, and then there is no polling at all: an older Node, a platform that refuses, Windows
+ * (its thread times move in steps of about 15 ms).
+ */
 const threadCpuMs = (): number | undefined => {
-  if (typeof process.threadCpuUsage !== 'function') return undefined;
-  const { user, system } = process.threadCpuUsage();
-  return (user + system) / 1000;
+  if (typeof process.threadCpuUsage !== 'function' || process.platform === 'win32')
+    return undefined;
+  try {
+    const { user, system } = process.threadCpuUsage();
+    return (user + system) / 1000;
+  } catch {
+    return undefined;
+  }
 };
 
 /** The clocks a poll reads: wall time and this thread's CPU time, both in ms. */

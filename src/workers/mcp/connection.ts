@@ -121,17 +121,22 @@ export class ServerConnection {
     this.limiter = new Limiter(spec.maxConcurrency);
     this.policy = new RestartPolicy(ctx.health);
     // A server's stderr can quote its own credentials (a debug print of its env, a failed request
-    // with its headers): its log, which `niffler mcp logs` prints, never holds them.
+    // with its headers): neither its log, which `niffler mcp logs` prints, nor its last error holds
+    // them.
     this.log = new RotatingLog(
       path.join(ctx.logsDir, logFileName(spec.name)),
       ctx.maxLogBytes,
-      (line) => redactKnown(redactString(line), specSecrets(this.spec)),
+      this.redact,
     );
   }
 
   get name(): string {
     return this.spec.name;
   }
+
+  /** `text` without this server's secret values, then without token-shaped strings. */
+  private readonly redact = (text: string): string =>
+    redactString(redactKnown(text, specSecrets(this.spec)));
 
   /** Tools after `includeTools` / `excludeTools`. */
   get tools() {
@@ -351,9 +356,13 @@ export class ServerConnection {
       killGraceMs: this.ctx.health.killGraceMs,
       onStderr: (text) => {
         this.log.write('stderr', text);
-        this.stderrTail = [...this.stderrTail, ...text.split('\n').filter((l) => l.trim())].slice(
-          -5,
-        );
+        this.stderrTail = [
+          ...this.stderrTail,
+          ...text
+            .split('\n')
+            .filter((l) => l.trim())
+            .map(this.redact),
+        ].slice(-5);
       },
       onNoise: (line) =>
         this.log.write('warning', `ignored non-protocol output on stdout: ${line.slice(0, 2000)}`),
@@ -466,7 +475,7 @@ export class ServerConnection {
     const exit = this.transport instanceof ProcessTransport ? this.transport.exit : undefined;
     const tail = this.stderrTail.length ? `: ${this.stderrTail.join(' | ')}` : '';
     if (exit) return `${this.describeExit()} during start-up${tail}`;
-    return `failed to start: ${(error as Error).message ?? String(error)}${tail}`;
+    return `failed to start: ${this.redact((error as Error).message ?? String(error))}${tail}`;
   }
 
   private startPing(gen: number): void {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type {
   McpElicitationAnswer,
@@ -16,8 +17,9 @@ const port = parentPort;
 const data = workerData as McpWorkerData;
 
 // Half a millisecond of polling after each message in or out: what follows soon (the server's
-// answer, main's next call) is taken without a thread wake-up (see BusyPoll).
-const poll = new BusyPoll(0.5);
+// answer, main's next call) is taken without a thread wake-up (see BusyPoll). With a single core
+// there is never one to spare.
+const poll = new BusyPoll(availableParallelism() > 1 ? 0.5 : 0);
 
 // Events leave one by one, as they happen (see RpcChannel.send for why never in batches).
 const post = (event: McpEvent) => {

@@ -43,6 +43,20 @@ describe('health: crashes, restarts, hangs, orphans', () => {
     expect(retried.restarts).toBeGreaterThanOrEqual(2);
   });
 
+  it('keeps the credentials a dying server quotes out of its last error', async () => {
+    const secret = 'p"ss\\word-1234';
+    const { host } = await startHost(
+      [fixtureSpec('exit-at-start', { env: { FIXTURE_SECRET: secret } })],
+      { health: { maxFailures: 1 } },
+    );
+    onTestFinished(() => host.close());
+    const failed = await host.waitForStatus('exit-at-start', (s) => s.state === 'failed');
+    expect(failed.lastError?.message).toBe(
+      'server "exit-at-start" exited with code 3 during start-up: fatal: login refused for key ********',
+    );
+    expect(readFileSync(failed.logFile, 'utf8')).not.toContain('word-1234');
+  });
+
   it('restarts a server that stops answering pings', async () => {
     const { host } = await startHost([fixtureSpec('hang')], {
       health: { pingIntervalMs: 200, pingTimeoutMs: 300 },

@@ -58,7 +58,18 @@ describe('redaction', () => {
         mcpServers: {
           gh: { url: 'https://x.test', headers: { Authorization: 'Bearer custom-token-1234' } },
           db: { command: 'db-mcp', env: { DB_PASSWORD: 'hunter2-long' } },
-          idp: { url: 'https://y.test', oauth: { clientSecret: 'client-secret-55' } },
+          idp: {
+            url: 'https://y.test',
+            oauth: {
+              clientSecret: 'client-secret-55',
+              idp: {
+                tokenEndpoint: 'https://idp.test/token',
+                clientId: 'app',
+                clientSecret: 'idp-secret-66',
+                idToken: 'id-token-abc',
+              },
+            },
+          },
         },
         models: {
           gpt: {
@@ -83,6 +94,8 @@ describe('redaction', () => {
         'custom-token-1234',
         'hunter2-long',
         'client-secret-55',
+        'idp-secret-66',
+        'id-token-abc',
         'proxy-key-77',
         'plain-api-key-0001',
       ]),
