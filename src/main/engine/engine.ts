@@ -399,6 +399,9 @@ export class Engine implements EngineHandlers {
       await this.mcp.setRoots(roots);
     if (result.value.config.mcp.logLevel !== before?.config.mcp.logLevel)
       await this.mcp.setLogLevel(result.value.config.mcp.logLevel);
+    const maxChars = result.value.config.tools.output.maxChars;
+    if (maxChars !== before?.config.tools.output.maxChars)
+      await this.mcp.setOutputLimit(maxChars);
     this.options.log.info('config reloaded', { ...applied });
     this.broadcast('config/changed', { ok: true, warnings: result.value.warnings });
     this.#watch();

@@ -256,6 +256,12 @@ export class McpHost {
     return this.rpc.request('set-log-level', { level });
   }
 
+  /** `tools.output.maxChars` for MCP results, kept for a respawned worker too. */
+  setOutputLimit(maxChars: number): Promise<object> {
+    this.data = { ...this.data, maxOutputChars: maxChars };
+    return this.rpc.request('set-output-limit', { maxChars });
+  }
+
   /**
    * Resolves with the first status of `server` that satisfies `test` (the current one counts);
    * rejects when `signal` aborts.

@@ -228,6 +228,11 @@ export class McpManager {
     );
   }
 
+  /** Applies from the next result on, on every connection (they share this context). */
+  setOutputLimit(maxChars: number): void {
+    this.ctx.maxOutputChars = maxChars;
+  }
+
   async shutdown(): Promise<void> {
     await Promise.all([...this.connections.values()].map((c) => c.stop()));
   }

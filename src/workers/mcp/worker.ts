@@ -101,6 +101,9 @@ const handle = async (
     case 'set-log-level':
       await manager.setLogLevel(request.level);
       return {};
+    case 'set-output-limit':
+      manager.setOutputLimit(request.maxChars);
+      return {};
     case 'shutdown':
       await manager.shutdown();
       return {};

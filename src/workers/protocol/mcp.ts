@@ -220,6 +220,8 @@ export type McpCalls = {
   };
   'set-roots': { params: { roots: string[] }; result: { notified: string[] } };
   'set-log-level': { params: { level: McpLogLevel }; result: object };
+  /** Results longer than this many characters are saved to a file and previewed (config reload). */
+  'set-output-limit': { params: { maxChars: number }; result: object };
   /** Stops every server (process groups ended); the worker exits afterwards. */
   shutdown: { params: object; result: object };
 };
