@@ -62,6 +62,9 @@ const commonJsOptions = (entryPoints, outdir) => ({
   splitting: false,
   format: 'cjs',
   outExtension: { '.js': '.cjs' },
+  // `import('node:x')` becomes a lazy require: the fast path runs in a vm.Script, which would need
+  // Node's experimental loader hook (and print its warning) for a real dynamic import.
+  supported: { 'dynamic-import': false },
   define: {
     ...buildOptions(entryPoints, outdir).define,
     'import.meta.url': '__nifflerImportMetaUrl',

@@ -27,6 +27,8 @@ import { shortHash } from '../main/paths.ts';
  * writes a new one. V8 checks the data again and rejects what does not fit its own build.
  * It lives under `NIFFLER_HOME`, which only its user can write: code read from it runs as them.
  * The cache is only an optimization: any failure to read or write it falls back to a plain load.
+ * The bundle must not use `import()` (the build turns it into `require`): a vm.Script has no
+ * module loader unless given Node's experimental one.
  */
 export const requireWithCodeCache = <T>(file: string, cacheDir: string): T => {
   // The key and the source from one open file: a bundle replaced meanwhile cannot pair them wrong.
@@ -44,8 +46,6 @@ export const requireWithCodeCache = <T>(file: string, cacheDir: string): T => {
   const script = new vm.Script(Module.wrap(source), {
     filename: file,
     ...(cached ? { cachedData: cached } : {}),
-    // The bundle's dynamic imports (node:child_process, to start a daemon) resolve as usual.
-    importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   if (!cached || script.cachedDataRejected)
     process.once('exit', () => writeCache(cacheFile, key, script));

@@ -14,7 +14,10 @@ describe('daemon and niffler mcp (built binary, real servers)', () => {
       running: false,
     });
 
-    const first = await ws.runJson<McpStatusResult>(['mcp', 'status', '--wait']);
+    // Starting the daemon says nothing on stderr off a terminal: no warning of Node's either.
+    const started = await ws.run(['mcp', 'status', '--wait', '--json']);
+    expect(started).toMatchObject({ exitCode: 0, stderr: '' });
+    const first = JSON.parse(started.stdout) as McpStatusResult;
     expect(first.servers.map((s) => [s.name, s.state])).toEqual([
       ['everything', 'ready'],
       ['filesystem', 'ready'],
