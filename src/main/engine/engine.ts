@@ -400,8 +400,7 @@ export class Engine implements EngineHandlers {
     if (result.value.config.mcp.logLevel !== before?.config.mcp.logLevel)
       await this.mcp.setLogLevel(result.value.config.mcp.logLevel);
     const maxChars = result.value.config.tools.output.maxChars;
-    if (maxChars !== before?.config.tools.output.maxChars)
-      await this.mcp.setOutputLimit(maxChars);
+    if (maxChars !== before?.config.tools.output.maxChars) await this.mcp.setOutputLimit(maxChars);
     this.options.log.info('config reloaded', { ...applied });
     this.broadcast('config/changed', { ok: true, warnings: result.value.warnings });
     this.#watch();
