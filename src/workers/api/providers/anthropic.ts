@@ -98,6 +98,9 @@ export const streamAnthropic: ProviderStream = async function* (call) {
   const { spec } = call;
   const client = new Anthropic({
     apiKey: spec.apiKey ?? null,
+    // Given, so the client does not take ANTHROPIC_AUTH_TOKEN from the environment and send it,
+    // as a bearer token, to whatever endpoint baseUrl names.
+    authToken: null,
     baseURL: spec.baseUrl,
     maxRetries: 0,
     timeout: 24 * 60 * 60 * 1000, // our stall timer governs

@@ -104,6 +104,10 @@ export const streamOpenAi: ProviderStream = async function* (call) {
   const { spec } = call;
   const client = new OpenAI({
     apiKey: spec.apiKey ?? 'no-key',
+    // Given, so the client does not take them from the environment (OPENAI_ORG_ID, …) and send
+    // them to whatever endpoint baseUrl names.
+    organization: null,
+    project: null,
     baseURL: spec.baseUrl,
     maxRetries: 0,
     timeout: 24 * 60 * 60 * 1000, // our stall timer governs
