@@ -18,8 +18,8 @@ export const formatArgs = (args: Record<string, unknown>, max = 80): string =>
     max,
   );
 
-/** `850ms`, `1.2s`, `2m05s`. */
-export const formatDuration = (ms: number): string => {
+/** Time a tool call or turn has taken: `850ms`, `1.2s`, `2m05s` (uptimes use render/format.ts). */
+export const formatElapsed = (ms: number): string => {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
   const s = Math.floor(ms / 1000);

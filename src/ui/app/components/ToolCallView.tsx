@@ -1,7 +1,7 @@
 import { Box, Text } from 'ink';
 import Spinner from 'ink-spinner';
 import type { ToolCard } from '../state/types.ts';
-import { formatArgs, formatDuration, toolLabel } from '../format.ts';
+import { formatArgs, formatElapsed, toolLabel } from '../format.ts';
 
 export interface ToolCallViewProps {
   card: ToolCard;
@@ -24,10 +24,10 @@ export const ToolCallView = ({ card, elapsedMs = 0, expanded = false }: ToolCall
       <Text dimColor>
         {' · '}
         {card.status === 'running'
-          ? formatDuration(elapsedMs)
+          ? formatElapsed(elapsedMs)
           : card.status === 'denied'
             ? 'denied'
-            : formatDuration(card.ms ?? 0)}
+            : formatElapsed(card.ms ?? 0)}
       </Text>
     </Text>
   );

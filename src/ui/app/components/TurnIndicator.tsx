@@ -1,7 +1,7 @@
 import { Text } from 'ink';
 import Spinner from 'ink-spinner';
 import type { RunningTurn } from '../state/types.ts';
-import { formatDuration } from '../format.ts';
+import { formatElapsed } from '../format.ts';
 
 export interface TurnIndicatorProps {
   turn: RunningTurn;
@@ -15,6 +15,6 @@ export const TurnIndicator = ({ turn, elapsedMs }: TurnIndicatorProps) => (
     {turn.waitingFor.length
       ? `waiting for MCP servers to start: ${turn.waitingFor.join(', ')}`
       : 'working'}
-    <Text dimColor> {formatDuration(Math.max(0, elapsedMs))} · esc to cancel</Text>
+    <Text dimColor> {formatElapsed(Math.max(0, elapsedMs))} · esc to cancel</Text>
   </Text>
 );
