@@ -1,25 +1,13 @@
-import { existsSync, mkdirSync, readFileSync, realpathSync, watch, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EngineNotifications } from '../../../src/main/protocol.ts';
+import { waitForMatches } from '../mcp/helpers.ts';
 import { startHarness } from './harness.ts';
 
 const filesystem = path.resolve(
   'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',
 );
-
-/** Resolves once `file` holds `count` lines matching `pattern`, woken by file-system events. */
-const waitForMatches = (file: string, pattern: RegExp, count: number): Promise<void> =>
-  new Promise((resolve) => {
-    const check = () => {
-      const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-      if (text.split('\n').filter((line) => pattern.test(line)).length < count) return;
-      watcher.close();
-      resolve();
-    };
-    const watcher = watch(path.dirname(file), check);
-    check();
-  });
 
 describe('config reload', () => {
   it('offers servers the new roots when tools.allowedPaths changes', async () => {

@@ -1,8 +1,8 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishedSpec } from '../../fixtures/mcp/servers.ts';
-import { ready, startHost, type TestHost } from './helpers.ts';
+import { ready, startHost, waitForMatches, type TestHost } from './helpers.ts';
 
 describe('published servers', () => {
   let t: TestHost;
@@ -41,21 +41,20 @@ describe('published servers', () => {
   });
 
   it('server-filesystem: uses our roots, and follows roots/list_changed', async () => {
-    const root = realpathSync(t.data.root);
-    await vi.waitFor(async () =>
-      expect((await t.host.callTool('filesystem__list_allowed_directories', {})).output).toContain(
-        root,
-      ),
-    );
+    const [status] = (await t.host.status()).filter((s) => s.name === 'filesystem');
+    // The server logs each time it takes its directories from our roots.
+    const updated = (count: number) =>
+      waitForMatches(status!.logFile, /Updated allowed directories from MCP roots/, count);
+    const allowed = async () =>
+      (await t.host.callTool('filesystem__list_allowed_directories', {})).output;
+    await updated(1);
+    expect(await allowed()).toContain(realpathSync(t.data.root));
     const extra = path.join(t.dir, 'extra');
     mkdirSync(extra);
     expect(await t.host.setRoots([t.data.root, extra])).toEqual({
       notified: ['everything', 'memory', 'filesystem'],
     });
-    await vi.waitFor(async () =>
-      expect((await t.host.callTool('filesystem__list_allowed_directories', {})).output).toContain(
-        realpathSync(extra),
-      ),
-    );
+    await updated(2);
+    expect(await allowed()).toContain(realpathSync(extra));
   });
 });
