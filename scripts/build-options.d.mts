@@ -7,4 +7,4 @@ export declare const buildOptions: (
 
 export declare const fastBuildOptions: (outdir: string) => BuildOptions;
 
-export declare const launcherBuildOptions: (outdir: string) => BuildOptions;
+export declare const launcherBuildOptions: (outdir: string, fastBuild?: string) => BuildOptions;

@@ -80,10 +80,16 @@ const commonJsOptions = (entryPoints, outdir) => ({
  * esbuild options for `dist/cli.cjs`, the bin: `--version` and the routing to the fast path or the
  * main build, with nothing else in it.
  */
-export const launcherBuildOptions = (outdir) => ({
-  ...commonJsOptions({ cli: 'src/ui/cli.ts' }, outdir),
-  plugins: [launcherExternals],
-});
+export const launcherBuildOptions = (outdir, fastBuild = '') => {
+  const options = commonJsOptions({ cli: 'src/ui/cli.ts' }, outdir);
+  return {
+    ...options,
+    // A digest of dist/fast.cjs, part of its code cache's key: a rebuild never meets the cache of
+    // the build before, even where file times are too coarse to tell them apart.
+    define: { ...options.define, __NIFFLER_FAST_BUILD__: JSON.stringify(fastBuild) },
+    plugins: [launcherExternals],
+  };
+};
 
 /**
  * esbuild options for `dist/fast.cjs`, the fast path of the hot listings (`src/ui/fast.ts`): one

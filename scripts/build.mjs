@@ -1,7 +1,8 @@
 // Bundles each process and thread entry into dist/, so start-up loads a few files instead of
 // thousands of node_modules files. Heavy modules stay behind dynamic imports (code splitting).
 import { build } from 'esbuild';
-import { chmod, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { buildOptions, fastBuildOptions, launcherBuildOptions } from './build-options.mjs';
 
@@ -20,5 +21,9 @@ const entryPoints = Object.fromEntries(
 await rm('dist', { recursive: true, force: true });
 await build(buildOptions(entryPoints, 'dist'));
 await build(fastBuildOptions('dist'));
-await build(launcherBuildOptions('dist'));
+const fastBuild = createHash('sha256')
+  .update(await readFile('dist/fast.cjs'))
+  .digest('hex')
+  .slice(0, 16);
+await build(launcherBuildOptions('dist', fastBuild));
 await chmod('dist/cli.cjs', 0o755);

@@ -36,6 +36,9 @@ const fastRoute = (args: string[]): ((fast: typeof Fast) => Promise<void>) | und
   return undefined;
 };
 
+/** A digest of dist/fast.cjs, set by the build (scripts/build-options.mjs). */
+declare const __NIFFLER_FAST_BUILD__: string | undefined;
+
 /** The fast path's bundle, through a code cache made after a run (see code-cache.ts). */
 const loadFast = async (): Promise<typeof Fast> =>
   fromSource
@@ -43,6 +46,7 @@ const loadFast = async (): Promise<typeof Fast> =>
     : requireWithCodeCache<typeof Fast>(
         fileURLToPath(new URL('./fast.cjs', import.meta.url)),
         path.join(nifflerHome(), 'cache', 'code'),
+        typeof __NIFFLER_FAST_BUILD__ === 'string' ? __NIFFLER_FAST_BUILD__ : '',
       );
 
 const exitCode = () => (typeof process.exitCode === 'number' ? process.exitCode : 0);

@@ -22,15 +22,15 @@ import { shortHash } from '../main/paths.ts';
  * exit, after the run: it holds the functions the run used too, which saves a few milliseconds of
  * a command that takes forty.
  *
- * The cache is one file per bundle path, headed by a key of the bundle's identity (inode, size,
- * modification time) and the Node version: a rebuilt or moved bundle, or another Node, misses and
- * writes a new one. V8 checks the data again and rejects what does not fit its own build.
+ * The cache is one file per bundle path, headed by a key of the bundle's identity (the digest the
+ * build gave it, inode, size, modification time) and the Node version: a rebuilt, moved or edited
+ * bundle, or another Node, misses and writes a new one. V8 checks the data again and rejects what does not fit its own build.
  * It lives under `NIFFLER_HOME`, which only its user can write: code read from it runs as them.
  * The cache is only an optimization: any failure to read or write it falls back to a plain load.
  * The bundle must not use `import()` (the build turns it into `require`): a vm.Script has no
  * module loader unless given Node's experimental one.
  */
-export const requireWithCodeCache = <T>(file: string, cacheDir: string): T => {
+export const requireWithCodeCache = <T>(file: string, cacheDir: string, build = ''): T => {
   // The key and the source from one open file: a bundle replaced meanwhile cannot pair them wrong.
   const fd = openSync(file, 'r');
   let source: string, stat: Stats;
@@ -40,7 +40,7 @@ export const requireWithCodeCache = <T>(file: string, cacheDir: string): T => {
   } finally {
     closeSync(fd);
   }
-  const key = `${process.version} ${stat.ino} ${stat.size} ${stat.mtimeMs}`;
+  const key = `${process.version} ${build || '-'} ${stat.ino} ${stat.size} ${stat.mtimeMs}`;
   const cacheFile = path.join(cacheDir, `${path.basename(file)}-${shortHash(file)}.bin`);
   const cached = readCache(cacheFile, key);
   const script = new vm.Script(Module.wrap(source), {

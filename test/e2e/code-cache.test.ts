@@ -42,7 +42,7 @@ describe('the code cache of the fast path', () => {
     expect(statSync(cacheFile).mode & 0o777).toBe(0o600);
     const written = readFileSync(cacheFile);
     expect(written.toString('utf8', 0, written.indexOf(10))).toMatch(
-      new RegExp(`^${process.version.replaceAll('.', '\\.')} \\d+ \\d+ [\\d.]+$`),
+      new RegExp(`^${process.version.replaceAll('.', '\\.')} [0-9a-f]{16} \\d+ \\d+ [\\d.]+$`),
     );
 
     // Accepted as it is: not written again.
