@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Environment variables as read by niffler; tests pass their own object. */
 export type Env = Record<string, string | undefined>;
@@ -101,7 +102,7 @@ export type NifflerPaths = ReturnType<typeof nifflerPaths>;
 
 /** niffler's own install directory (holds package.json and .niffler.example/), from src or dist. */
 export const packageDir = (): string => {
-  let dir = path.dirname(new URL(import.meta.url).pathname);
+  let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     if (
       existsSync(path.join(dir, 'package.json')) &&

@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { NifflerError } from '../errors.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
 import { distFile, isSourceRun } from '../threads/entry.ts';
@@ -10,8 +11,8 @@ import { connectSocket, type EngineClient } from './client.ts';
 /** The daemon entry: `dist/daemon.js` in a build, the TypeScript source (via tsx) in dev and tests. */
 const daemonCommand = (): { file: string; execArgv: string[] } =>
   isSourceRun()
-    ? { file: new URL('./main.ts', import.meta.url).pathname, execArgv: ['--import', 'tsx'] }
-    : { file: distFile('daemon.js').pathname, execArgv: [] };
+    ? { file: fileURLToPath(new URL('./main.ts', import.meta.url)), execArgv: ['--import', 'tsx'] }
+    : { file: fileURLToPath(distFile('daemon.js')), execArgv: [] };
 
 /**
  * True while process `pid` runs. A zombie (exited, not yet reaped — some containers' init reaps
