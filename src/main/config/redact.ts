@@ -62,3 +62,21 @@ export const configSecrets = (
   }
   return secretsFrom(values);
 };
+
+/**
+ * The secrets of each config given, and of every config given before: a secret stays known after
+ * a reload drops it (the old servers still log while they stop). Worked out once per config.
+ */
+export const secretsKeeper = (
+  env: Record<string, string | undefined>,
+): ((config: Parameters<typeof configSecrets>[0]) => string[]) => {
+  let last: { config: Parameters<typeof configSecrets>[0]; values: string[] } | undefined;
+  return (config) => {
+    if (!last || last.config !== config)
+      last = {
+        config,
+        values: secretsFrom([...configSecrets(config, env), ...(last?.values ?? [])]),
+      };
+    return last.values;
+  };
+};

@@ -5,8 +5,7 @@ import {
   SocketMessageReader,
   SocketMessageWriter,
 } from 'vscode-jsonrpc/node';
-import { configSecrets } from '../config/redact.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import { secretsKeeper } from '../config/redact.ts';
 import { Engine } from '../engine/engine.ts';
 import { createLogger, parseLogLevel, type Logger } from '../log.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
@@ -29,15 +28,10 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
   const paths = nifflerPaths(options.root, env);
   mkdirSync(paths.runDir, { recursive: true, mode: 0o700 });
   chmodSync(paths.runDir, 0o700);
-  // The config's expanded secrets, worked out once per loaded config (the engine comes below).
+  // The config's expanded secrets, and those of every config before it (the engine comes below).
   const started: { engine?: Engine } = {};
-  let secretsOf: { loaded: LoadedConfig | null | undefined; values: string[] } | undefined;
-  const secrets = (): string[] => {
-    const loaded = started.engine?.loaded;
-    if (!secretsOf || secretsOf.loaded !== loaded)
-      secretsOf = { loaded, values: configSecrets(loaded?.config, env) };
-    return secretsOf.values;
-  };
+  const keeper = secretsKeeper(env);
+  const secrets = (): string[] => keeper(started.engine?.loaded?.config);
   const log: Logger = createLogger(
     { file: paths.daemonLog, level: parseLogLevel(env['NIFFLER_LOG']) ?? 'info', secrets },
     { pid: process.pid },

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   REDACTED,
   configSecrets,
+  secretsKeeper,
   describeServer,
   redact,
   redactKnown,
@@ -108,5 +109,20 @@ describe('redaction', () => {
       `refused ${REDACTED} and ${REDACTED}`,
     );
     expect(configSecrets(undefined, {})).toEqual([]);
+  });
+
+  it('keeps the secrets of earlier configs known after a reload drops them, once per config', () => {
+    const keep = secretsKeeper({});
+    const server = (token: string) => ({
+      mcpServers: { gh: { url: 'https://x.test', headers: { Authorization: `Bearer ${token}` } } },
+      models: {},
+    });
+    const first = server('first-token-1234');
+    expect(keep(first)).toContain('first-token-1234');
+    expect(keep(first)).toBe(keep(first));
+    const second = keep(server('second-token-5678'));
+    expect(second).toContain('second-token-5678');
+    expect(second).toContain('first-token-1234');
+    expect(keep(undefined)).toEqual(second);
   });
 });
