@@ -7,9 +7,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { CLI } from './cli.ts';
+import { CLI, niffler } from './cli.ts';
 import { makeE2eWorkspace } from './workspace.ts';
 
 // The bin loads dist/fast.cjs through a V8 code cache it writes after a run (src/ui/code-cache.ts).
@@ -23,14 +22,14 @@ describe('the code cache of the fast path', () => {
     for (const file of ['cli.cjs', 'fast.cjs'])
       copyFileSync(path.join(path.dirname(CLI), file), path.join(bin, file));
     const status = async () => {
-      const result = await execa(
-        process.execPath,
-        [path.join(bin, 'cli.cjs'), 'daemon', 'status', '--json'],
-        { cwd: ws.repo, env: ws.env, extendEnv: false, reject: false, stdin: 'ignore' },
-      );
+      const result = await niffler(['daemon', 'status', '--json'], {
+        cwd: ws.repo,
+        env: ws.env,
+        bin: path.join(bin, 'cli.cjs'),
+      });
       expect(result.stderr).toBe('');
       expect(result.exitCode).toBe(0);
-      return JSON.parse(String(result.stdout)) as { running: unknown };
+      return JSON.parse(result.stdout) as { running: unknown };
     };
     const cacheDir = path.join(ws.home, 'cache', 'code');
 

@@ -1,17 +1,13 @@
-import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { CLI } from './cli.ts';
+import { describe, expect, it } from 'vitest';
+import { copyBuild, niffler } from './cli.ts';
 import { makeE2eWorkspace, publishedServersYaml } from './workspace.ts';
 
-/** A copy of the build that says it is another version (inside the project, so its externals resolve). */
+/** A copy of the build that says it is another version. */
 const otherVersionBuild = (version: string): string => {
-  const dist = path.dirname(CLI);
-  const copy = path.resolve('node_modules/.cache/niffler-e2e-other-version');
-  rmSync(copy, { recursive: true, force: true });
-  cpSync(dist, copy, { recursive: true });
-  onTestFinished(() => rmSync(copy, { recursive: true, force: true }));
+  const bin = copyBuild('niffler-e2e-other-version');
+  const copy = path.dirname(bin);
   // Every bundle that carries the version: the chunks of the command tree and the fast path.
   const stamped = readdirSync(copy, { recursive: true, encoding: 'utf8' })
     .map((file) => path.join(copy, file))
@@ -24,7 +20,7 @@ const otherVersionBuild = (version: string): string => {
       readFileSync(file, 'utf8').replace('version: "0.1.0"', `version: ${JSON.stringify(version)}`),
     );
   expect(stamped.length).toBeGreaterThan(0);
-  return path.join(copy, 'cli.cjs');
+  return bin;
 };
 
 describe('a front-end of another version', () => {
@@ -35,20 +31,15 @@ describe('a front-end of another version', () => {
     const old = await ws.runJson<{ pid: number; version: string }>(['daemon', 'status']);
 
     const other = otherVersionBuild('0.1.0-other');
-    const run = (args: string[]) =>
-      execa(process.execPath, [other, ...args], {
-        cwd: ws.repo,
-        env: ws.env,
-        extendEnv: false,
-        reject: false,
-        stdin: 'ignore',
-      });
+    const run = (args: string[]) => niffler(args, { cwd: ws.repo, env: ws.env, bin: other });
     const status = await run(['mcp', 'status', '--wait', '--json']);
     expect(status.exitCode).toBe(0);
-    expect(
-      JSON.parse(String(status.stdout)).servers.map((s: { state: string }) => s.state),
-    ).toEqual(['ready', 'ready', 'ready']);
-    const fresh = JSON.parse(String((await run(['daemon', 'status', '--json'])).stdout)) as {
+    expect(JSON.parse(status.stdout).servers.map((s: { state: string }) => s.state)).toEqual([
+      'ready',
+      'ready',
+      'ready',
+    ]);
+    const fresh = JSON.parse((await run(['daemon', 'status', '--json'])).stdout) as {
       pid: number;
       version: string;
     };
