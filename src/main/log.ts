@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { redactKnown, redactString, redact } from './config/redact.ts';
+import { redact } from './config/redact.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -50,16 +50,14 @@ const fileLogger = (
   const maxBytes = options.maxBytes ?? 5 * 1024 * 1024;
   const write = (lvl: LogLevel, msg: string, data?: Record<string, unknown>) => {
     if (!options.file || RANK[lvl] < RANK[level]) return;
-    // Known secret values go first, from every string as it is (before JSON escapes them, and
-    // before a token pattern takes part of one and leaves the rest unrecognizable); then patterns.
+    // Every string as it is, before JSON escapes a secret in it (see redact).
     const secrets = options.secrets ? [...options.secrets()] : [];
-    const known = <T>(value: T): T => (secrets.length ? mapStrings(value, secrets) : value);
     const line = JSON.stringify({
       time: new Date().toISOString(),
       level: lvl,
-      msg: redactString(known(msg)),
-      ...known(fields),
-      ...(data ? redact(known(data)) : {}),
+      msg: redact(msg, secrets),
+      ...redact(fields, secrets),
+      ...(data ? redact(data, secrets) : {}),
     });
     try {
       if (!state.ready) {
@@ -84,17 +82,6 @@ const fileLogger = (
     error: (msg, data) => write('error', msg, data),
     child: (more) => fileLogger(options, { ...fields, ...more }, state),
   };
-};
-
-/** A deep copy of `value` with `secrets` replaced in every string in it. */
-const mapStrings = <T>(value: T, secrets: string[]): T => {
-  if (typeof value === 'string') return redactKnown(value, secrets) as T;
-  if (Array.isArray(value)) return value.map((item: unknown) => mapStrings(item, secrets)) as T;
-  if (value && typeof value === 'object')
-    return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, mapStrings(item, secrets)]),
-    ) as T;
-  return value;
 };
 
 const fileSize = (file: string): number => {

@@ -1,4 +1,10 @@
-import { REDACTED, redactString, secretsFrom } from '../../workers/shared/redact.ts';
+import {
+  REDACTED,
+  redactKnown,
+  redactString,
+  secretsFrom,
+  serverSecretValues,
+} from '../../workers/shared/redact.ts';
 import type { Config } from './schema.ts';
 
 export { REDACTED, redactKnown, redactString } from '../../workers/shared/redact.ts';
@@ -12,11 +18,12 @@ export const isSecretKey = (key: string, parent?: string): boolean =>
 
 /**
  * A deep copy of `value` with secrets replaced: every `env` and `headers` value, any key that
- * looks like a key, token or password (except `apiKeyEnv`, which names a variable), and strings
- * that look like well-known token formats.
+ * looks like a key, token or password (except `apiKeyEnv`, which names a variable), the `known`
+ * secret values wherever they appear in a string, and strings that look like well-known token
+ * formats. Known values go first: a token pattern could take part of one and leave the rest.
  */
-export const redact = <T>(value: T, parent?: string): T => {
-  if (Array.isArray(value)) return value.map((item: unknown) => redact(item, parent)) as T;
+export const redact = <T>(value: T, known: readonly string[] = [], parent?: string): T => {
+  if (Array.isArray(value)) return value.map((item: unknown) => redact(item, known, parent)) as T;
   if (value && typeof value === 'object')
     return Object.fromEntries(
       Object.entries(value).map(([key, item]) => [
@@ -25,10 +32,10 @@ export const redact = <T>(value: T, parent?: string): T => {
         isSecretKey(key, parent) &&
         (typeof item === 'string' || typeof item === 'number')
           ? REDACTED
-          : redact(item, key),
+          : redact(item, known, key),
       ]),
     ) as T;
-  if (typeof value === 'string') return redactString(value) as T;
+  if (typeof value === 'string') return redactString(redactKnown(value, known)) as T;
   return value;
 };
 
@@ -51,11 +58,7 @@ export const configSecrets = (
 ): string[] => {
   if (!config) return [];
   const values: (string | undefined)[] = [];
-  for (const server of Object.values(config.mcpServers)) {
-    values.push(...Object.values(server.env ?? {}), ...Object.values(server.headers ?? {}));
-    values.push(server.oauth?.clientSecret, server.oauth?.idp?.clientSecret);
-    values.push(server.oauth?.idp?.idToken);
-  }
+  for (const server of Object.values(config.mcpServers)) values.push(...serverSecretValues(server));
   for (const model of Object.values(config.models)) {
     values.push(...Object.values(model.headers ?? {}));
     if (model.apiKeyEnv) values.push(env[model.apiKeyEnv]);

@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { McpServerSpec } from '../protocol/mcp.ts';
-import { secretsFrom } from '../shared/redact.ts';
+import { secretsFrom, serverSecretValues } from '../shared/redact.ts';
 
 const GENERATIONS = 3;
 
@@ -65,17 +65,11 @@ export const logFileName = (server: string): string =>
 
 const secretsBySpec = new WeakMap<McpServerSpec, string[]>();
 
-/** The secret values of a server's definition: its env and header values, its OAuth secrets. */
+/** The secret values of a server's definition, worked out once per spec. */
 export const specSecrets = (spec: McpServerSpec): string[] => {
   let secrets = secretsBySpec.get(spec);
   if (!secrets) {
-    secrets = secretsFrom([
-      ...Object.values(spec.env ?? {}),
-      ...Object.values(spec.headers ?? {}),
-      spec.oauth?.clientSecret,
-      spec.oauth?.idp?.clientSecret,
-      spec.oauth?.idp?.idToken,
-    ]);
+    secrets = secretsFrom(serverSecretValues(spec));
     secretsBySpec.set(spec, secrets);
   }
   return secrets;

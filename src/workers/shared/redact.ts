@@ -29,6 +29,22 @@ export const redactKnown = (text: string, secrets: Iterable<string>): string => 
   return out;
 };
 
+/** What an MCP server entry keeps secret, in the config's shape and the worker's spec alike. */
+export interface ServerSecrets {
+  env?: Record<string, string>;
+  headers?: Record<string, string>;
+  oauth?: { clientSecret?: string; idp?: { clientSecret?: string; idToken?: string } };
+}
+
+/** The secret values of a server entry: its env and header values, its OAuth secrets. */
+export const serverSecretValues = (server: ServerSecrets): (string | undefined)[] => [
+  ...Object.values(server.env ?? {}),
+  ...Object.values(server.headers ?? {}),
+  server.oauth?.clientSecret,
+  server.oauth?.idp?.clientSecret,
+  server.oauth?.idp?.idToken,
+];
+
 /**
  * Secret values ready for `redactKnown`: without blanks or repeats, the token of a `Bearer <token>`
  * header alone too, longest first (so a value that contains another is replaced whole).
