@@ -15,6 +15,7 @@ import {
 } from './source.ts';
 import { checkTrust, readTrust, type GatedParts, type TrustState } from './trust.ts';
 import { validateLayer } from './validate.ts';
+import { isObject } from '../../workers/shared/is-object.ts';
 
 /** `NIFFLER_*` variables that set config keys (above the files, below flags). */
 export const ENV_KEYS: Record<string, string[]> = {
@@ -78,9 +79,6 @@ export interface LoadedConfig {
 }
 
 export type LoadResult = { ok: true; value: LoadedConfig } | { ok: false; error: NifflerError };
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Infers the transport of a server entry when `transport` is absent. */
 export const inferTransport = (server: McpServerConfig): Transport => {

@@ -1,7 +1,7 @@
 import type { ChatMessage, ImagePart, LlmEvent, ToolSpec, UserPart } from '../protocol/api.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { formatToolCall, formatToolResult, textProtocolAppendix } from './text-protocol.ts';
-import { isObject } from './is-object.ts';
+import { isObject } from '../shared/is-object.ts';
 
 /** The text a model reads for a tool result. */
 export const resultText = (result: ToolResult): string =>

@@ -1,5 +1,5 @@
 import type { ToolCall, ToolSpec } from '../protocol/api.ts';
-import { isObject } from './is-object.ts';
+import { isObject } from '../shared/is-object.ts';
 
 /** The line prefix a model writes to call a tool under the text protocol. */
 export const TOOL_CALL_MARKER = 'TOOL_CALL:';

@@ -64,10 +64,15 @@ export class BusyPoll {
   /** Where the stretch of polling being judged began, in wall and CPU time. */
   private since = { wall: 0, cpu: 0 };
 
+  private readonly windowMs: number;
+
+  /** Never polls where the clock cannot tell this thread's CPU time: decided once, here. */
   constructor(
-    private readonly windowMs: number,
+    windowMs: number,
     private readonly clock: PollClock = threadClock,
-  ) {}
+  ) {
+    this.windowMs = clock.cpu() === undefined ? 0 : windowMs;
+  }
 
   /** Marks activity: polls from now until `windowMs` pass without another. */
   touch(): void {
@@ -75,10 +80,8 @@ export class BusyPoll {
     const now = this.clock.now();
     this.last = now;
     if (this.polling || now < this.offUntil) return;
-    const cpu = this.clock.cpu();
-    if (cpu === undefined) return;
     this.polling = true;
-    this.since = { wall: now, cpu };
+    this.since = { wall: now, cpu: this.clock.cpu() ?? 0 };
     setImmediate(this.poll);
   }
 

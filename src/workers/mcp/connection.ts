@@ -356,13 +356,9 @@ export class ServerConnection {
       killGraceMs: this.ctx.health.killGraceMs,
       onStderr: (text) => {
         this.log.write('stderr', text);
-        this.stderrTail = [
-          ...this.stderrTail,
-          ...text
-            .split('\n')
-            .filter((l) => l.trim())
-            .map(this.redact),
-        ].slice(-5);
+        this.stderrTail = [...this.stderrTail, ...text.split('\n').filter((l) => l.trim())].slice(
+          -5,
+        );
       },
       onNoise: (line) =>
         this.log.write('warning', `ignored non-protocol output on stdout: ${line.slice(0, 2000)}`),
@@ -473,7 +469,8 @@ export class ServerConnection {
 
   private describeStartFailure(error: unknown): string {
     const exit = this.transport instanceof ProcessTransport ? this.transport.exit : undefined;
-    const tail = this.stderrTail.length ? `: ${this.stderrTail.join(' | ')}` : '';
+    // Redacted here, where it becomes the last error (the log redacts its own copy as it writes).
+    const tail = this.stderrTail.length ? `: ${this.redact(this.stderrTail.join(' | '))}` : '';
     if (exit) return `${this.describeExit()} during start-up${tail}`;
     return `failed to start: ${this.redact((error as Error).message ?? String(error))}${tail}`;
   }

@@ -1,5 +1,5 @@
 /** The caller aborted while waiting for a slot. */
-export class NifflerAbort extends Error {
+class NifflerAbort extends Error {
   override name = 'AbortError';
   constructor(message = 'the call was canceled') {
     super(message);

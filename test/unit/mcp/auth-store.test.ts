@@ -6,7 +6,8 @@ import { authFileOf } from '../../../src/main/engine/mcp-handlers.ts';
 import { AuthError } from '../../../src/workers/mcp/auth/errors.ts';
 import { ServerAuth } from '../../../src/workers/mcp/auth/provider.ts';
 import { LoopbackReceiver } from '../../../src/workers/mcp/auth/receiver.ts';
-import { AuthStore, authFileName } from '../../../src/workers/mcp/auth/store.ts';
+import { AuthStore } from '../../../src/workers/mcp/auth/store.ts';
+import { authFileName } from '../../../src/workers/shared/auth-file.ts';
 
 const URL_A = 'https://mcp.example.com/mcp';
 const dir = () => path.join(mkdtempSync(path.join(tmpdir(), 'niffler-auth-')), 'auth');

@@ -3,6 +3,7 @@ import type { ChatMessage, ModelSpec } from '../../protocol/api.ts';
 import { HttpStatusError } from '../failure.ts';
 import { partsText, resultImages, resultText, toolCallEvent, visibleParts } from '../messages.ts';
 import type { ProviderStream } from './provider.ts';
+import { isObject } from '../../shared/is-object.ts';
 
 /** Native `/api/chat` messages: images ride in `images`, tool results name their tool. */
 export const toOllamaMessages = (messages: ChatMessage[], vision: boolean): Message[] =>
@@ -118,14 +119,15 @@ export const streamOllama: ProviderStream = async function* (call) {
   let calls = 0;
   for await (const line of lines(response.body)) {
     if (!line.trim()) continue;
-    let part: ChatResponse;
+    let parsed: unknown;
     try {
-      part = JSON.parse(line) as ChatResponse;
+      parsed = JSON.parse(line);
     } catch {
-      throw new Error(`malformed chunk from the server: ${line.slice(0, 200)}`);
+      parsed = undefined;
     }
-    if (typeof part !== 'object' || part === null)
+    if (!isObject(parsed))
       throw new Error(`malformed chunk from the server: ${line.slice(0, 200)}`);
+    const part = parsed as unknown as ChatResponse;
     if ('error' in part) throw new Error(String(part.error));
     const { message } = part;
     if (message.thinking) yield { type: 'reasoning', text: message.thinking };

@@ -15,8 +15,6 @@ export interface StoredAuth {
   expiresAt?: number;
 }
 
-export { authFileName };
-
 /**
  * Tokens and registrations of one server URL: `<authDir>/<sha256(url)>.json`, mode 0600 in a 0700
  * directory, written whole through a rename. Without a directory (tests, conformance) it lives in
