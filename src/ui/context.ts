@@ -27,5 +27,3 @@ export const loadForCommand = (options: GlobalOptions): LoadedConfig => {
   if (!result.ok) throw result.error;
   return result.value;
 };
-
-export { usageError } from '../main/errors.ts';

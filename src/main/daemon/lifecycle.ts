@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { NifflerError } from '../errors.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
 import { distFile, isSourceRun } from '../threads/entry.ts';
-import type { EngineMethod, ParamsOf, ResultOf } from '../protocol.ts';
+import type { ParamsOf, ResultOf } from '../protocol.ts';
 import { connectSocket, type EngineClient } from './client.ts';
 
 /** The daemon entry: `dist/daemon.js` in a build, the TypeScript source (via tsx) in dev and tests. */
@@ -83,8 +83,9 @@ export const connectDaemon = async (options: ConnectOptions): Promise<EngineClie
  * status`): the request goes out with `hello`, in the same write, so a warm daemon answers both in
  * one round trip. When `hello` is refused (another version) or there is no daemon, it goes the
  * `connectDaemon` way — starting one, unless `start` is false: then `null`, no daemon runs.
+ * Read-only requests only: a daemon of another version may see the request before it refuses.
  */
-export const requestDaemon = async <M extends EngineMethod>(
+export const requestDaemon = async <M extends 'mcp/status' | 'daemon/status'>(
   options: ConnectOptions,
   method: M,
   params: ParamsOf<M>,

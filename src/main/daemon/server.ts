@@ -28,12 +28,16 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
   const paths = nifflerPaths(options.root, env);
   mkdirSync(paths.runDir, { recursive: true, mode: 0o700 });
   chmodSync(paths.runDir, 0o700);
-  // The config's expanded secrets, and those of every config before it (the engine comes below).
-  const started: { engine?: Engine } = {};
+  // The config's expanded secrets, and those of every config before it, known from the moment
+  // the engine loads each one.
   const keeper = secretsKeeper(env);
-  const secrets = (): string[] => keeper(started.engine?.loaded?.config);
+  let secrets: string[] = [];
   const log: Logger = createLogger(
-    { file: paths.daemonLog, level: parseLogLevel(env['NIFFLER_LOG']) ?? 'info', secrets },
+    {
+      file: paths.daemonLog,
+      level: parseLogLevel(env['NIFFLER_LOG']) ?? 'info',
+      secrets: () => secrets,
+    },
     { pid: process.pid },
   );
   log.info('daemon starting', { root: options.root, socket: paths.socket });
@@ -75,8 +79,8 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
     // A short grace lets the reply that asked for the stop reach its client first.
     onStopRequested: (reason) => void setTimeout(() => void stop(reason), 50),
     onActivity: () => armIdleTimer(),
+    onConfig: (loaded) => (secrets = keeper(loaded.config)),
   });
-  started.engine = engine;
 
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {

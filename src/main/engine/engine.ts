@@ -39,6 +39,8 @@ export interface EngineOptions {
   onStopRequested?: (reason: string) => void;
   /** Called whenever clients or running turns change, for the idle timer. */
   onActivity?: () => void;
+  /** Called with each config loaded, at start and at every good reload, before it is applied. */
+  onConfig?: (loaded: LoadedConfig) => void;
 }
 
 interface ActiveTurn {
@@ -92,6 +94,7 @@ export class Engine implements EngineHandlers {
     mkdirSync(paths.mcpLogsDir, { recursive: true, mode: 0o700 });
     const result = loadConfig({ root: options.root, env, flags: options.flags ?? [] });
     const loaded = result.ok ? result.value : null;
+    if (loaded) options.onConfig?.(loaded);
     const configError = result.ok ? null : result.error.message;
     if (configError) options.log.error('config invalid at start', { error: configError });
     const mcp = await McpHost.start(mcpWorkerData(options.root, loaded, paths), {
@@ -387,6 +390,7 @@ export class Engine implements EngineHandlers {
       return;
     }
     const before = this.#loaded;
+    this.options.onConfig?.(result.value);
     this.#loaded = result.value;
     this.#configError = null;
     // Built-in tools take their section as it now stands (a host not started yet reads it then),

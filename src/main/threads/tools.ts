@@ -56,12 +56,14 @@ export class ToolsHost {
   readonly #cancelGraceMs: number;
   readonly #root: string;
   readonly #env: Env;
+  readonly #outputsDir: string;
 
   constructor(options: ToolsHostOptions) {
     this.#env = options.env ?? process.env;
     this.#root = options.root;
     const paths = nifflerPaths(options.root, this.#env);
     this.#sessionsDir = paths.sessionsDir;
+    this.#outputsDir = paths.outputsDir;
     this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
     [this.#context, this.#disabled] = this.#settings(options.tools);
     // Tools start child processes: with sync atomics an idle worker parks in Atomics.wait and
@@ -90,7 +92,7 @@ export class ToolsHost {
       allowedPaths: tools.allowedPaths.map((dir) =>
         path.resolve(this.#root, expandHome(dir, this.#env)),
       ),
-      outputsDir: nifflerPaths(this.#root, this.#env).outputsDir,
+      outputsDir: this.#outputsDir,
       limits: {
         maxChars: tools.output.maxChars,
         maxFileBytes: tools.output.maxFileBytes,

@@ -12,7 +12,8 @@ import {
 import path from 'node:path';
 import { isMap, parseDocument, YAMLMap, type Document } from 'yaml';
 import { NifflerError } from '../../main/errors.ts';
-import { loadForCommand, usageError, type GlobalOptions } from '../context.ts';
+import { usageError } from '../../main/errors.ts';
+import { loadForCommand, type GlobalOptions } from '../context.ts';
 import { nifflerPaths, tildify } from '../../main/paths.ts';
 import { print, printJson } from '../render/output.ts';
 
