@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { build } from 'esbuild';
-import { benchWorkspace, median, type Bench, serverBin } from './harness.ts';
+import { benchCacheDir, benchWorkspace, median, type Bench, serverBin } from './harness.ts';
 
 const cli = path.resolve('dist/cli.cjs');
 
@@ -50,7 +50,7 @@ const timeToText = (
 /** Time to the interactive session's first frame with a warm daemon, against a one-line Ink render. */
 const bench: Bench = async () => {
   // Inside the project, so that what the bundle leaves external (react-devtools-core) resolves alike.
-  const floorDir = path.resolve('node_modules/.cache/niffler-bench');
+  const floorDir = benchCacheDir;
   const floor = path.join(floorDir, 'ink-hello.js');
   await build({
     entryPoints: [path.resolve('bench/fixtures/ink-hello.tsx')],

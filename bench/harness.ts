@@ -1,5 +1,4 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -67,17 +66,10 @@ export const compareCommands = async (
   return { ours: median(a), baseline: median(b) };
 };
 
-const require = createRequire(import.meta.url);
+export { serverBin } from '../test/fixtures/mcp/servers.ts';
 
-/** The bin file of a published MCP server package, to run as `node FILE` (never npx). */
-export const serverBin = (
-  pkg: 'server-everything' | 'server-filesystem' | 'server-memory',
-): string =>
-  path.join(
-    path.dirname(require.resolve(`@modelcontextprotocol/${pkg}/package.json`)),
-    'dist',
-    'index.js',
-  );
+/** Where benches build their baselines' bundles (kept between runs, ignored by git). */
+export const benchCacheDir = path.resolve('node_modules/.cache/niffler-bench');
 
 /** A temp HOME, NIFFLER_HOME and git repository for a bench, and the built CLI run in it. */
 export interface BenchWorkspace {

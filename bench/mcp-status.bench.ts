@@ -3,7 +3,14 @@ import { build } from 'esbuild';
 import { fastBuildOptions } from '../scripts/build-options.mjs';
 import { nifflerPaths } from '../src/main/paths.ts';
 import { VERSION } from '../src/main/version.ts';
-import { benchWorkspace, compareCommands, timeCommand, type Bench, serverBin } from './harness.ts';
+import {
+  benchCacheDir,
+  benchWorkspace,
+  compareCommands,
+  timeCommand,
+  type Bench,
+  serverBin,
+} from './harness.ts';
 
 const cli = path.resolve('dist/cli.cjs');
 
@@ -52,7 +59,7 @@ const bench: Bench = async () => {
       20,
     );
     // The same two questions from a bare vscode-jsonrpc client, bundled alike (see the fixture).
-    const floorDir = path.resolve('node_modules/.cache/niffler-bench');
+    const floorDir = benchCacheDir;
     await build({
       ...fastBuildOptions(floorDir),
       entryPoints: { 'jsonrpc-status': path.resolve('bench/fixtures/jsonrpc-status.ts') },

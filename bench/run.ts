@@ -1,11 +1,11 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Bench, BenchResult } from './harness.ts';
 
 // Runs every bench/*.bench.ts (or the ones named on the command line), prints one table and
 // writes bench/results.json.
-const dir = path.dirname(new URL(import.meta.url).pathname);
+const dir = path.dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
 const files = (await readdir(dir))
   .filter((f) => f.endsWith('.bench.ts'))

@@ -57,24 +57,27 @@ const launcherExternals = {
  * (each ES module costs a few tenths of a millisecond at start-up, and Node's ES module loader
  * itself a few milliseconds). `import.meta.url` is the file's own URL, as in the ES modules.
  */
-const commonJsOptions = (entryPoints, outdir) => ({
-  ...buildOptions(entryPoints, outdir),
-  splitting: false,
-  format: 'cjs',
-  outExtension: { '.js': '.cjs' },
-  // `import('node:x')` becomes a lazy require: the fast path runs in a vm.Script, which would need
-  // Node's experimental loader hook (and print its warning) for a real dynamic import.
-  supported: { 'dynamic-import': false },
-  define: {
-    ...buildOptions(entryPoints, outdir).define,
-    'import.meta.url': '__nifflerImportMetaUrl',
-  },
-  // The bundle's own "use strict" comes after the banner, where it is no directive: the banner
-  // carries it.
-  banner: {
-    js: "'use strict';\nconst __nifflerImportMetaUrl = require('node:url').pathToFileURL(__filename).href;",
-  },
-});
+const commonJsOptions = (entryPoints, outdir) => {
+  const options = buildOptions(entryPoints, outdir);
+  return {
+    ...options,
+    splitting: false,
+    format: 'cjs',
+    outExtension: { '.js': '.cjs' },
+    // `import('node:x')` becomes a lazy require: the fast path runs in a vm.Script, which would need
+    // Node's experimental loader hook (and print its warning) for a real dynamic import.
+    supported: { 'dynamic-import': false },
+    define: {
+      ...options.define,
+      'import.meta.url': '__nifflerImportMetaUrl',
+    },
+    // The bundle's own "use strict" comes after the banner, where it is no directive: the banner
+    // carries it.
+    banner: {
+      js: "'use strict';\nconst __nifflerImportMetaUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
+  };
+};
 
 /**
  * esbuild options for `dist/cli.cjs`, the bin: `--version` and the routing to the fast path or the

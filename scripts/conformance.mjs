@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { fileURLToPath } from 'node:url';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
@@ -18,7 +19,7 @@ if (major < 22) {
   process.exit(2);
 }
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 const cli = path.join(
   path.dirname(require.resolve('@modelcontextprotocol/conformance/package.json')),
@@ -30,7 +31,8 @@ const expected =
   {};
 // The suite runs the command through a shell and kills only that shell on a timeout: `exec`
 // makes the client the process it kills.
-const command = `exec ${process.execPath} --import tsx ${path.join(root, 'test/conformance/client.ts')}`;
+// A shell command line: paths quoted, for a checkout or Node with spaces in its path.
+const command = `exec ${JSON.stringify(process.execPath)} --import tsx ${JSON.stringify(path.join(root, 'test/conformance/client.ts'))}`;
 
 const listing = execFileSync(process.execPath, [cli, 'list'], { encoding: 'utf8' });
 const heading = listing.indexOf('Client scenarios');

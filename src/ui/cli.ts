@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { nifflerHome } from '../main/paths.ts';
 import { VERSION } from '../main/version.ts';
 import { requireWithCodeCache } from './code-cache.ts';
+import { exitCode } from './exit-code.ts';
 import type * as Fast from './fast.ts';
 
 // The bin entry, built as CommonJS (dist/cli.cjs): a CommonJS start skips Node's ES module loader,
@@ -48,8 +49,6 @@ const loadFast = async (): Promise<typeof Fast> =>
         path.join(nifflerHome(), 'cache', 'code'),
         typeof __NIFFLER_FAST_BUILD__ === 'string' ? __NIFFLER_FAST_BUILD__ : '',
       );
-
-const exitCode = () => (typeof process.exitCode === 'number' ? process.exitCode : 0);
 
 const main = async (argv: string[]): Promise<number> => {
   const args = argv.slice(2);

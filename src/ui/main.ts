@@ -1,5 +1,6 @@
 // Everything the launcher (cli.ts) does not answer itself: the interactive session and the command
 // tree. An ES module of the main build (dist/main.js), loaded by one dynamic import.
+import { exitCode } from './exit-code.ts';
 
 /** Runs `niffler ARGS` (without node and script); resolves to the exit code. */
 export const run = async (argv: string[]): Promise<number> => {
@@ -11,10 +12,7 @@ export const run = async (argv: string[]): Promise<number> => {
       import('./commands/interactive.ts'),
       import('./render/output.ts'),
     ]);
-    return interactive({}).then(
-      () => (typeof process.exitCode === 'number' ? process.exitCode : 0),
-      (error: unknown) => reportError(error),
-    );
+    return interactive({}).then(exitCode, (error: unknown) => reportError(error));
   }
   const [{ CommanderError }, { buildProgram }, { reportError }] = await Promise.all([
     import('commander'),
@@ -23,7 +21,7 @@ export const run = async (argv: string[]): Promise<number> => {
   ]);
   try {
     await buildProgram().parseAsync(argv);
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+    return exitCode();
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     return reportError(error);

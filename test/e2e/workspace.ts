@@ -4,13 +4,9 @@ import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { niffler } from './cli.ts';
 import { testEnv } from '../fixtures/env.ts';
+import { serverBin } from '../fixtures/mcp/servers.ts';
 
-const nodeModules = path.resolve('node_modules');
-
-/** The bin file of a published MCP server package (launched as `node FILE`, never npx). */
-export const serverBin = (
-  pkg: 'server-everything' | 'server-filesystem' | 'server-memory',
-): string => path.join(nodeModules, '@modelcontextprotocol', pkg, 'dist', 'index.js');
+export { serverBin };
 
 /** YAML for the three published servers, runnable from a clean clone. */
 export const publishedServersYaml = (dataDir: string): string => `mcpServers:

@@ -14,13 +14,11 @@ import type {
 } from '../../../src/main/protocol.ts';
 import { startFakeLlm, type FakeLlm } from '../../fixtures/fake-llm/server.ts';
 import { testEnv } from '../../fixtures/env.ts';
+import { serverBin } from '../../fixtures/mcp/servers.ts';
 
 export type CarrierName = 'in-process' | 'socket';
 
 export const carriers: CarrierName[] = ['in-process', 'socket'];
-
-const serverBin = (pkg: string) =>
-  path.resolve('node_modules/@modelcontextprotocol', pkg, 'dist/index.js');
 
 export interface Harness {
   root: string;

@@ -2,12 +2,11 @@ import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EngineNotifications } from '../../../src/main/protocol.ts';
-import { waitForMatches } from '../mcp/helpers.ts';
+import { waitForLines } from '../../unit/tools/repo.ts';
 import { startHarness } from './harness.ts';
+import { serverBin } from '../../fixtures/mcp/servers.ts';
 
-const filesystem = path.resolve(
-  'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',
-);
+const filesystem = serverBin('server-filesystem');
 
 describe('config reload', () => {
   it('offers servers the new roots when tools.allowedPaths changes', async () => {
@@ -17,7 +16,7 @@ describe('config reload', () => {
     });
     const [status] = (await h.client.request('mcp/status', { wait: true })).servers;
     const updated = (count: number) =>
-      waitForMatches(status!.logFile, /Updated allowed directories from MCP roots/, count);
+      waitForLines(status!.logFile, count, /Updated allowed directories from MCP roots/);
     await updated(1);
 
     const extra = path.join(path.dirname(h.root), 'extra');

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, watch } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { McpHost, type McpHostOptions } from '../../../src/main/threads/mcp.ts';
@@ -81,16 +81,3 @@ export const text = (result: {
   output?: string;
   error?: { message: string };
 }): string => (result.ok ? (result.output ?? '') : `ERROR ${result.error?.message}`);
-
-/** Resolves once `file` holds `count` lines matching `pattern`, woken by file-system events. */
-export const waitForMatches = (file: string, pattern: RegExp, count: number): Promise<void> =>
-  new Promise((resolve) => {
-    const check = () => {
-      const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-      if (text.split('\n').filter((line) => pattern.test(line)).length < count) return;
-      watcher.close();
-      resolve();
-    };
-    const watcher = watch(path.dirname(file), check);
-    check();
-  });

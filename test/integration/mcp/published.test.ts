@@ -2,7 +2,8 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishedSpec } from '../../fixtures/mcp/servers.ts';
-import { ready, startHost, waitForMatches, type TestHost } from './helpers.ts';
+import { waitForLines } from '../../unit/tools/repo.ts';
+import { ready, startHost, type TestHost } from './helpers.ts';
 
 describe('published servers', () => {
   let t: TestHost;
@@ -44,7 +45,7 @@ describe('published servers', () => {
     const [status] = (await t.host.status()).filter((s) => s.name === 'filesystem');
     // The server logs each time it takes its directories from our roots.
     const updated = (count: number) =>
-      waitForMatches(status!.logFile, /Updated allowed directories from MCP roots/, count);
+      waitForLines(status!.logFile, count, /Updated allowed directories from MCP roots/);
     const allowed = async () =>
       (await t.host.callTool('filesystem__list_allowed_directories', {})).output;
     await updated(1);

@@ -89,12 +89,15 @@ export const isAlive = (pid: number): boolean => {
   }
 };
 
-/** Resolves once `file` exists and holds `lines` lines; woken by fs events on its directory. */
-export const waitForLines = (file: string, lines: number): Promise<string[]> =>
+/**
+ * Resolves once `file` exists and holds `lines` non-empty lines (matching `pattern`, when given);
+ * woken by fs events on its directory.
+ */
+export const waitForLines = (file: string, lines: number, pattern?: RegExp): Promise<string[]> =>
   new Promise((resolve) => {
     const check = () => {
       const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-      const found = text.split('\n').filter(Boolean);
+      const found = text.split('\n').filter((line) => line && (!pattern || pattern.test(line)));
       if (found.length < lines) return false;
       watcher.close();
       resolve(found);
