@@ -15,7 +15,7 @@ import type {
   ResultOf,
 } from '../protocol.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
-import { McpHost, mcpRoots, mcpWorkerData, toServerSpec } from '../threads/mcp.ts';
+import { McpHost, mcpWorkerData } from '../threads/mcp.ts';
 import { ToolsHost } from '../threads/tools.ts';
 import { ApprovalStore } from './approvals.ts';
 import { watchConfigFiles } from './config-watch.ts';
@@ -389,22 +389,16 @@ export class Engine implements EngineHandlers {
       this.broadcast('config/changed', { ok: false, error: result.error.message, warnings: [] });
       return;
     }
-    const before = this.#loaded;
     this.options.onConfig?.(result.value);
     this.#loaded = result.value;
     this.#configError = null;
     // Built-in tools take their section as it now stands (a host not started yet reads it then),
     // before anything awaits: of two reloads close together, the later file wins.
     this.#tools?.configure(result.value.config.tools);
-    const applied = await this.mcp.updateServers(result.value.servers.map(toServerSpec));
-    // Roots and the server log level follow the config too (a respawned worker gets them as well).
-    const roots = mcpRoots(this.options.root, result.value);
-    if (roots.join('\n') !== mcpRoots(this.options.root, before).join('\n'))
-      await this.mcp.setRoots(roots);
-    if (result.value.config.mcp.logLevel !== before?.config.mcp.logLevel)
-      await this.mcp.setLogLevel(result.value.config.mcp.logLevel);
-    const maxChars = result.value.config.tools.output.maxChars;
-    if (maxChars !== before?.config.tools.output.maxChars) await this.mcp.setOutputLimit(maxChars);
+    // Servers, roots, log level and output cap, as the worker would start with them.
+    const applied = await this.mcp.reconfigure(
+      mcpWorkerData(this.options.root, result.value, this.paths),
+    );
     this.options.log.info('config reloaded', { ...applied });
     this.broadcast('config/changed', { ok: true, warnings: result.value.warnings });
     this.#watch();

@@ -60,7 +60,7 @@ export const toServerSpec = (server: ResolvedServer): McpServerSpec => {
 };
 
 /** The roots offered to MCP servers: the workspace root and `tools.allowedPaths`. */
-export const mcpRoots = (root: string, loaded: LoadedConfig | null): string[] => [
+const mcpRoots = (root: string, loaded: LoadedConfig | null): string[] => [
   root,
   ...(loaded?.config.tools.allowedPaths ?? []).map((p) => path.resolve(root, p)),
 ];
@@ -243,6 +243,21 @@ export class McpHost {
     for (const name of this.statuses.keys())
       if (!servers.some((s) => s.name === name)) this.statuses.delete(name);
     return result;
+  }
+
+  /**
+   * Config reload: takes the worker's state as `mcpWorkerData` builds it from the new config and
+   * sends what differs from the current one (kept, too, for a respawned worker). Servers always go:
+   * the worker restarts only those whose definition changed.
+   */
+  async reconfigure(next: McpWorkerData): Promise<McpCalls['update-servers']['result']> {
+    const before = this.data;
+    const applied = await this.updateServers(next.servers);
+    if (next.roots.join('\n') !== before.roots.join('\n')) await this.setRoots(next.roots);
+    if (next.logLevel !== before.logLevel) await this.setLogLevel(next.logLevel);
+    if (next.maxOutputChars !== undefined && next.maxOutputChars !== before.maxOutputChars)
+      await this.setOutputLimit(next.maxOutputChars);
+    return applied;
   }
 
   /** New roots (workspace root plus allowed paths); servers get `roots/list_changed`. */
