@@ -2,7 +2,6 @@ import net from 'node:net';
 import type { MessagePort } from 'node:worker_threads';
 import {
   createMessageConnection,
-  type CancellationToken,
   PortMessageReader,
   PortMessageWriter,
   SocketMessageReader,
@@ -11,7 +10,7 @@ import {
 } from 'vscode-jsonrpc/node';
 import { NifflerError } from '../errors.ts';
 import { VERSION } from '../version.ts';
-import { fromResponseError, sendUntilClosed } from './connection.ts';
+import { fromResponseError, requestHandlers, sendUntilClosed } from './connection.ts';
 import type {
   ClientCalls,
   ClientMethod,
@@ -26,11 +25,13 @@ import type {
 /** The front-end's handle on an engine, over the daemon socket or an in-process port. */
 export class EngineClient {
   #closed = false;
+  readonly #handle: ReturnType<typeof requestHandlers>;
   constructor(
     private readonly connection: MessageConnection,
     private readonly onDispose: () => void = () => {},
   ) {
     connection.onClose(() => (this.#closed = true));
+    this.#handle = requestHandlers(connection);
     connection.listen();
   }
 
@@ -76,18 +77,8 @@ export class EngineClient {
       signal: AbortSignal,
     ) => Promise<ClientCalls[M]['result']>,
   ): void {
-    this.connection.onRequest(
-      method,
-      async (params: ClientCalls[M]['params'], token: CancellationToken) => {
-        const controller = new AbortController();
-        const subscription = token.onCancellationRequested(() => controller.abort());
-        try {
-          return await handler(params, controller.signal);
-        } finally {
-          subscription.dispose();
-        }
-      },
-    );
+    // Its signal also aborts when the daemon goes away mid-question.
+    this.#handle(method, handler);
   }
 
   hello(client: string): Promise<HelloResult> {

@@ -66,6 +66,31 @@ const METHODS: EngineMethod[] = [
 let nextClientId = 1;
 
 /**
+ * Registers request handlers on `connection` whose signal aborts when the caller cancels or the
+ * connection closes: vscode-jsonrpc cancels nothing by itself when the other end goes away. One
+ * registry per connection; the daemon serves the engine with it, a front-end its own requests.
+ */
+export const requestHandlers = (connection: MessageConnection) => {
+  const inFlight = new Set<AbortController>();
+  connection.onClose(() => {
+    for (const controller of inFlight) controller.abort();
+  });
+  return <P, R>(method: string, handler: (params: P, signal: AbortSignal) => Promise<R>): void => {
+    connection.onRequest(method, async (params: P, token: CancellationToken) => {
+      const controller = new AbortController();
+      inFlight.add(controller);
+      const subscription = token.onCancellationRequested(() => controller.abort());
+      try {
+        return await handler(params, controller.signal);
+      } finally {
+        inFlight.delete(controller);
+        subscription.dispose();
+      }
+    });
+  };
+};
+
+/**
  * Serves the engine on one JSON-RPC connection (a socket client or an in-process port). Errors
  * travel as `WireError` data; a notification to a slow or gone client never blocks others.
  */
@@ -93,29 +118,18 @@ export const serveConnection = (
         () => new NifflerError('daemon-unreachable', 'the front-end went away'),
       ),
   };
-  // What this front-end asked for stops when it goes away: vscode-jsonrpc does not cancel the
-  // requests of a closed connection, so a killed terminal would leave its turn running.
-  const inFlight = new Set<AbortController>();
-  connection.onClose(() => {
-    for (const controller of inFlight) controller.abort();
-  });
-  for (const method of METHODS) {
-    connection.onRequest(method, async (params: unknown, token: CancellationToken) => {
-      const controller = new AbortController();
-      inFlight.add(controller);
-      const subscription = token.onCancellationRequested(() => controller.abort());
+  // What this front-end asked for stops when it goes away (a killed terminal's turn, say).
+  const handle = requestHandlers(connection);
+  for (const method of METHODS)
+    handle(method, async (params: unknown, signal) => {
       try {
-        return await engine.handle(method, params ?? {}, { client, signal: controller.signal });
+        return await engine.handle(method, params ?? {}, { client, signal });
       } catch (error) {
         const wire = toWire(error);
         delete wire.stack;
         return new ResponseError<WireError>(WIRE_ERROR_CODE, wire.message, wire);
-      } finally {
-        inFlight.delete(controller);
-        subscription.dispose();
       }
     });
-  }
   const detach = engine.attach(client);
   connection.onClose(detach);
   connection.listen();

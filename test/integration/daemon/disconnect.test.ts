@@ -1,5 +1,7 @@
+import { MessageChannel } from 'node:worker_threads';
+import { createMessageConnection, PortMessageReader, PortMessageWriter } from 'vscode-jsonrpc/node';
 import { describe, expect, it } from 'vitest';
-import { connectSocket } from '../../../src/main/daemon/client.ts';
+import { connectPort, connectSocket } from '../../../src/main/daemon/client.ts';
 import { nifflerPaths } from '../../../src/main/paths.ts';
 import { reply } from '../../fixtures/fake-llm/reply.ts';
 import { startHarness } from '../engine/harness.ts';
@@ -22,5 +24,36 @@ describe('a front-end that goes away mid-turn', () => {
     expect(await h.client.request('session/list', {})).toContainEqual(
       expect.objectContaining({ id: sessionId }),
     );
+  });
+});
+
+describe('a daemon that goes away while a front-end answers it', () => {
+  it('aborts the question the front-end was answering', async () => {
+    const { port1, port2 } = new MessageChannel();
+    const daemon = createMessageConnection(
+      new PortMessageReader(port1),
+      new PortMessageWriter(port1),
+    );
+    daemon.listen();
+    const front = connectPort(port2);
+    let asked: () => void = () => {};
+    const askedPromise = new Promise<void>((resolve) => (asked = resolve));
+    const aborted = new Promise<boolean>((resolve) =>
+      front.onRequest('approval/ask', (_params, signal) => {
+        asked();
+        return new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () => {
+            resolve(true);
+            reject(new Error('the daemon went away'));
+          }),
+        );
+      }),
+    );
+    void daemon.sendRequest('approval/ask', { tool: 'bash' }).catch(() => undefined);
+    await askedPromise;
+    daemon.dispose();
+    port1.close();
+    expect(await aborted).toBe(true);
+    front.close();
   });
 });
