@@ -508,21 +508,32 @@ export class ServerConnection {
     this.refreshTimers.set(
       part,
       setTimeout(() => {
-        this.refreshTimers.delete(part);
-        const client = this.client;
-        if (gen !== this.generation || !client) return;
-        listPart(client, part)
-          .then((items) => {
-            if (gen !== this.generation) return;
-            this.catalog = { ...this.catalog, [part]: items };
-            this.ctx.changed(this, part);
-            this.ctx.changed(this, 'status');
-          })
-          .catch((error: unknown) =>
-            this.log.write('niffler', `refreshing ${part} failed: ${(error as Error).message}`),
-          );
+        const timer = this.refreshTimers.get(part);
+        // One turn of the loop first: a thread that was kept off the CPU past the window runs its
+        // timers before reading what arrived meanwhile, and the rest of the burst may be there.
+        // A notification read in that turn schedules anew, and this refresh gives way to it.
+        setImmediate(() => {
+          if (this.refreshTimers.get(part) !== timer) return;
+          this.refreshTimers.delete(part);
+          this.refresh(part, gen);
+        });
       }, REFRESH_DEBOUNCE_MS),
     );
+  }
+
+  private refresh(part: CatalogPart, gen: number): void {
+    const client = this.client;
+    if (gen !== this.generation || !client) return;
+    listPart(client, part)
+      .then((items) => {
+        if (gen !== this.generation) return;
+        this.catalog = { ...this.catalog, [part]: items };
+        this.ctx.changed(this, part);
+        this.ctx.changed(this, 'status');
+      })
+      .catch((error: unknown) =>
+        this.log.write('niffler', `refreshing ${part} failed: ${(error as Error).message}`),
+      );
   }
 
   private clearTimers(): void {
