@@ -58,24 +58,20 @@ const bench: Bench = async () => {
       () => timeCommand(process.execPath, ['-e', '0']),
       20,
     );
-    // The same two questions from a bare vscode-jsonrpc client, bundled alike (see the fixture).
+    // The same two questions from a bare socket client, bundled alike (see the fixture).
     const floorDir = benchCacheDir;
     await build({
       ...fastBuildOptions(floorDir),
-      entryPoints: { 'jsonrpc-status': path.resolve('bench/fixtures/jsonrpc-status.ts') },
+      entryPoints: { 'socket-status': path.resolve('bench/fixtures/socket-status.ts') },
       sourcemap: false,
     });
     const socket = nifflerPaths(repo, env).socket;
     const vsFloor = await compareCommands(
       warm,
       () =>
-        timeCommand(
-          process.execPath,
-          [path.join(floorDir, 'jsonrpc-status.cjs'), VERSION, socket],
-          {
-            env: { ...env, NODE_COMPILE_CACHE: path.join(floorDir, 'compile-cache') },
-          },
-        ),
+        timeCommand(process.execPath, [path.join(floorDir, 'socket-status.cjs'), VERSION, socket], {
+          env: { ...env, NODE_COMPILE_CACHE: path.join(floorDir, 'compile-cache') },
+        }),
       20,
     );
     const raw = () =>
@@ -97,10 +93,10 @@ const bench: Bench = async () => {
         goal: '<= 1.5x',
       },
       {
-        name: 'warm mcp status vs a bare vscode-jsonrpc client (ms)',
+        name: 'warm mcp status vs a bare socket client (ms)',
         ours: vsFloor.ours,
         baseline: vsFloor.baseline,
-        baselineName: 'vscode-jsonrpc floor',
+        baselineName: 'bare socket floor',
         unit: 'ms',
         ratio: vsFloor.ours / vsFloor.baseline,
         notes: `the floor itself is ${(vsFloor.baseline / vsNode.baseline).toFixed(2)}x node -e 0`,

@@ -48,6 +48,7 @@ const loadFast = async (): Promise<typeof Fast> =>
         fileURLToPath(new URL('./fast.cjs', import.meta.url)),
         path.join(nifflerHome(), 'cache', 'code'),
         typeof __NIFFLER_FAST_BUILD__ === 'string' ? __NIFFLER_FAST_BUILD__ : '',
+        { typicalRun: (fast) => fast.typicalRun() },
       );
 
 const main = async (argv: string[]): Promise<number> => {

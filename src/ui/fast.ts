@@ -1,4 +1,4 @@
-import { requestDaemon } from '../main/daemon/lifecycle.ts';
+import { requestDaemon } from '../main/daemon/one-shot.ts';
 import { findWorkspace, nifflerPaths } from '../main/paths.ts';
 import { showDaemonStatus, showMcpStatus } from './commands/status-views.ts';
 import { info } from './render/output.ts';
@@ -12,10 +12,31 @@ export { reportError } from './render/output.ts';
 
 const client = () => process.argv.slice(2).join(' ');
 
+let typical = true;
+
+/**
+ * False once this run went a rare way (starting the daemon, replacing one of another version, or
+ * failing): the bin then leaves the code cache to a later run (see CodeCacheOptions.typicalRun).
+ */
+export const typicalRun = (): boolean => typical;
+
+const ask = async <M extends 'mcp/status' | 'daemon/status'>(
+  ...args: Parameters<typeof requestDaemon<M>>
+) => {
+  try {
+    const reply = await requestDaemon(...args);
+    if (reply && !reply.warm) typical = false;
+    return reply;
+  } catch (error) {
+    typical = false;
+    throw error;
+  }
+};
+
 /** `niffler mcp status [--json] [--wait]`, starting the daemon when none runs. */
 export const mcpStatus = async (options: { json: boolean; wait: boolean }): Promise<void> => {
   const { root } = findWorkspace(process.cwd());
-  const reply = await requestDaemon(
+  const reply = await ask(
     {
       root,
       client: client(),
@@ -33,6 +54,6 @@ export const mcpStatus = async (options: { json: boolean; wait: boolean }): Prom
 /** `niffler daemon status [--json]`; never starts a daemon. The command tree's too. */
 export const daemonStatus = async (options: { json?: boolean; cwd?: string }): Promise<void> => {
   const { root } = findWorkspace(options.cwd ?? process.cwd());
-  const reply = await requestDaemon({ root, client: client(), start: false }, 'daemon/status', {});
+  const reply = await ask({ root, client: client(), start: false }, 'daemon/status', {});
   showDaemonStatus(reply?.result ?? null, { root, socket: nifflerPaths(root).socket }, options);
 };

@@ -1,5 +1,6 @@
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -64,5 +65,23 @@ describe('the code cache of the fast path', () => {
     expect((await status()).running).toBe(12345);
     expect(readFileSync(cacheFile).length).toBeGreaterThan(header.length + 1000);
     expect(readdirSync(cacheDir)).toEqual([cacheName]);
+  });
+
+  it('is made from a warm run, not from the run that started the daemon', async () => {
+    const ws = makeE2eWorkspace();
+    const cacheDir = path.join(ws.home, 'cache', 'code');
+    const status = async () => {
+      const result = await ws.run(['mcp', 'status', '--json']);
+      expect(result.exitCode).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ servers: [] });
+    };
+    // The first run starts the daemon, through code no warm run calls (the JSON-RPC library, the
+    // start-up lock, spawning): a cache made from it would be loaded, whole, by every later run.
+    await status();
+    expect(existsSync(cacheDir) ? readdirSync(cacheDir) : []).toEqual([]);
+    await status();
+    const [cacheName, ...others] = readdirSync(cacheDir);
+    expect(others).toEqual([]);
+    expect(cacheName).toMatch(/^fast\.cjs-[0-9a-f]{12}\.bin$/);
   });
 });

@@ -5,7 +5,6 @@ import { fileURLToPath } from 'node:url';
 import { NifflerError } from '../errors.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
 import { distFile, isSourceRun } from '../threads/entry.ts';
-import type { ParamsOf, ResultOf } from '../protocol.ts';
 import { connectSocket, type EngineClient } from './client.ts';
 
 /** The daemon entry: `dist/daemon.js` in a build, the TypeScript source (via tsx) in dev and tests. */
@@ -76,46 +75,6 @@ export const connectDaemon = async (options: ConnectOptions): Promise<EngineClie
     'daemon-unreachable',
     `could not reach the niffler daemon for ${options.root}; see ${paths.daemonLog}, or run with --no-daemon`,
   );
-};
-
-/**
- * One request to the daemon of `root`, for the one-question commands (`mcp status`, `daemon
- * status`): the request goes out with `hello`, in the same write, so a warm daemon answers both in
- * one round trip. When `hello` is refused (another version) or there is no daemon, it goes the
- * `connectDaemon` way — starting one, unless `start` is false: then `null`, no daemon runs.
- * Read-only requests only: a daemon of another version may see the request before it refuses.
- */
-export const requestDaemon = async <M extends 'mcp/status' | 'daemon/status'>(
-  options: ConnectOptions,
-  method: M,
-  params: ParamsOf<M>,
-): Promise<{ result: ResultOf<M> } | null> => {
-  const existing = await tryConnect(nifflerPaths(options.root, options.env).socket);
-  if (existing) {
-    const hello = existing.hello(options.client ?? 'cli').catch(() => null);
-    const answer = existing.request(method, params).then(
-      (result) => ({ result }),
-      (error: unknown) => ({ error }),
-    );
-    if ((await hello)?.ok) {
-      try {
-        const reply = await answer;
-        if ('error' in reply) throw reply.error;
-        return reply;
-      } finally {
-        existing.close();
-      }
-    }
-    // A daemon of another version answered too; its answer is not ours to show.
-    existing.close();
-  }
-  const client = await connectDaemon(options);
-  if (!client) return null;
-  try {
-    return { result: await client.request(method, params) };
-  } finally {
-    client.close();
-  }
 };
 
 /** Connects if a daemon answers; `null` when there is none (no socket, or a stale one). */

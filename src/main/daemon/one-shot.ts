@@ -1,0 +1,192 @@
+import net from 'node:net';
+import { NifflerError, fromWire, type WireError } from '../errors.ts';
+import { nifflerPaths } from '../paths.ts';
+import { VERSION } from '../version.ts';
+import { WIRE_ERROR_CODE, type HelloResult, type ParamsOf, type ResultOf } from '../protocol.ts';
+import type { ConnectOptions } from './lifecycle.ts';
+
+// The one-question commands (`mcp status`, `daemon status`) ask a warm daemon one thing and print
+// the answer; scripts and status lines call them many times a minute. A vscode-jsonrpc connection
+// (what every other command uses, through EngineClient) costs such a command a third of its run:
+// loading the library and setting up a connection for two requests took it from 1.24x to 1.5x
+// `node -e 0` (bench/mcp-status.bench.ts). So these two requests go out by hand, framed as
+// vscode-jsonrpc frames them on the daemon's end (a Content-Length header, then the JSON), and the
+// library is loaded only when the daemon has to be started or replaced.
+
+/** The requests a one-shot client may send: read-only ones (see `requestDaemon`). */
+export type OneShotMethod = 'mcp/status' | 'daemon/status';
+
+interface Reply {
+  id?: number | string | null;
+  method?: string;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+/** One message framed as the daemon's JSON-RPC library reads it (LSP base protocol). */
+export const frame = (message: object): string => {
+  const body = JSON.stringify({ jsonrpc: '2.0', ...message });
+  return `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+};
+
+/** Splits the daemon's byte stream into its messages, however the stream is chunked. */
+export class FrameReader {
+  #buffer: Buffer = Buffer.alloc(0);
+
+  /** Adds a chunk; returns the messages it completes. Throws on a frame it cannot read. */
+  push(chunk: Buffer): unknown[] {
+    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
+    const messages: unknown[] = [];
+    for (;;) {
+      const headerEnd = this.#buffer.indexOf('\r\n\r\n');
+      if (headerEnd < 0) return messages;
+      const headers = this.#buffer.subarray(0, headerEnd).toString('ascii');
+      const length = /^content-length: *(\d+) *$/im.exec(headers)?.[1];
+      if (length === undefined)
+        throw new Error(`a message without a Content-Length header (${JSON.stringify(headers)})`);
+      const start = headerEnd + 4;
+      const end = start + Number(length);
+      if (this.#buffer.length < end) return messages;
+      messages.push(JSON.parse(this.#buffer.subarray(start, end).toString('utf8')));
+      this.#buffer = this.#buffer.subarray(end);
+    }
+  }
+}
+
+const HELLO_ID = 1;
+const ASK_ID = 2;
+
+/** What a one-shot exchange came to. */
+export type OneShot<M extends OneShotMethod> =
+  /** The daemon said hello and answered. */
+  | { kind: 'answered'; result: ResultOf<M> }
+  /** No daemon listens on the socket (none, or a stale socket). */
+  | { kind: 'absent' }
+  /** A daemon listens but did not say hello: another version, or it went away first. */
+  | { kind: 'refused' };
+
+const isNoDaemon = (error: unknown): boolean => {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ENOTSOCK';
+};
+
+const unreachable = (method: string, why: string, cause?: unknown) =>
+  new NifflerError(
+    'daemon-unreachable',
+    `${why} during ${method}; run the command again (niffler daemon status shows the daemon)`,
+    {},
+    cause === undefined ? undefined : { cause },
+  );
+
+/**
+ * Sends `hello` and one read-only request to the daemon on `socketPath` in one write, so a warm
+ * daemon answers both in one round trip. Engine errors reject as the `NifflerError`s they were; a
+ * daemon that hangs up after its hello rejects with `daemon-unreachable`.
+ */
+export const askOnce = <M extends OneShotMethod>(
+  socketPath: string,
+  client: string,
+  method: M,
+  params: ParamsOf<M>,
+): Promise<OneShot<M>> =>
+  new Promise((resolve, reject) => {
+    const socket = net.connect(socketPath);
+    const reader = new FrameReader();
+    let hello: HelloResult | undefined;
+    let answer: Reply | undefined;
+    let connected = false;
+    const finish = (settle: () => void) => {
+      socket.removeAllListeners('close');
+      // Closed at once: ending it politely would keep this process alive until the daemon
+      // closes its end too, a round trip (about 1 ms) for nothing.
+      socket.destroy();
+      settle();
+    };
+    const onMessages = (messages: unknown[]) => {
+      for (const message of messages as Reply[]) {
+        if (message.method !== undefined) {
+          // The daemon asking this front-end something (nothing a read-only command can answer),
+          // or telling it something (nothing it waits for).
+          if (message.id !== undefined && message.id !== null)
+            socket.write(
+              frame({
+                id: message.id,
+                error: { code: -32601, message: `${method} answers no ${message.method}` },
+              }),
+            );
+          continue;
+        }
+        if (message.id === HELLO_ID) {
+          if (message.error || !(message.result as HelloResult | undefined)?.ok)
+            return finish(() => resolve({ kind: 'refused' }));
+          hello = message.result as HelloResult;
+        } else if (message.id === ASK_ID) answer = message;
+      }
+      if (!hello || !answer) return;
+      const { result, error } = answer;
+      if (!error) return finish(() => resolve({ kind: 'answered', result: result as ResultOf<M> }));
+      finish(() =>
+        reject(
+          error.code === WIRE_ERROR_CODE && error.data
+            ? fromWire(error.data as WireError)
+            : unreachable(method, `the daemon failed (${error.message})`),
+        ),
+      );
+    };
+    socket.on('data', (chunk: Buffer) => {
+      let messages: unknown[];
+      try {
+        messages = reader.push(chunk);
+      } catch (error) {
+        socket.destroy();
+        return reject(unreachable(method, 'the daemon sent what is not JSON-RPC', error));
+      }
+      onMessages(messages);
+    });
+    socket.on('error', (error) => {
+      if (!connected && isNoDaemon(error)) resolve({ kind: 'absent' });
+      else if (!connected) reject(error);
+      // After connecting, the close that follows reports it.
+    });
+    socket.on('close', () => {
+      if (!connected) return;
+      if (!hello) resolve({ kind: 'refused' });
+      else reject(unreachable(method, 'the daemon closed the connection'));
+    });
+    socket.once('connect', () => {
+      connected = true;
+      socket.write(
+        frame({
+          id: HELLO_ID,
+          method: 'hello',
+          params: { version: VERSION, pid: process.pid, client },
+        }) + frame({ id: ASK_ID, method, params }),
+      );
+    });
+  });
+
+/**
+ * One read-only request to the daemon of `root`: asked with `askOnce` when a daemon of this version
+ * is warm (`warm` is then true); otherwise the `connectDaemon` way — starting one, or replacing one
+ * of another version, unless `start` is false: then `null`, no daemon runs. Read-only requests
+ * only: a daemon of another version may see the request before it refuses the hello.
+ */
+export const requestDaemon = async <M extends OneShotMethod>(
+  options: ConnectOptions,
+  method: M,
+  params: ParamsOf<M>,
+): Promise<{ result: ResultOf<M>; warm: boolean } | null> => {
+  const socket = nifflerPaths(options.root, options.env).socket;
+  const once = await askOnce(socket, options.client ?? 'cli', method, params);
+  if (once.kind === 'answered') return { result: once.result, warm: true };
+  if (once.kind === 'absent' && options.start === false) return null;
+  // Loaded only here: the JSON-RPC library and the start-up machinery.
+  const { connectDaemon } = await import('./lifecycle.ts');
+  const client = await connectDaemon(options);
+  if (!client) return null;
+  try {
+    return { result: await client.request(method, params), warm: false };
+  } finally {
+    client.close();
+  }
+};
