@@ -1,87 +1,74 @@
 import { performance } from 'node:perf_hooks';
 
-/** How much of the wall time a polling thread must get on a CPU for the poll to go on. */
-const MIN_SHARE = 0.8;
-/** How long a stretch of polling is before its share is judged. */
-const JUDGE_AFTER_MS = 2;
+/** How long a measured stretch of traffic lasts. */
+const STRETCH_MS = 50;
+/** A pause this long ends a stretch unmeasured: the traffic stopped, and its rate means nothing. */
+const PAUSE_MS = 5;
+/** How much more work polling must get done than sleeping to be kept: it costs a core. */
+const MARGIN = 0.03;
 /**
- * How long polling stays off after a stretch got less than its share: doubled at each such stretch
- * in a row, up to the maximum, and back to the minimum after a stretch that got its share.
+ * How many stretches go by in the preferred way between two trials of the other: doubled each time
+ * a trial loses, up to the maximum, and back to the minimum when one wins.
  */
-const BACK_OFF_MS = { min: 50, max: 10_000 };
+const TRIAL_EVERY = { min: 2, max: 64 };
 
-/**
- * This thread's CPU time in ms; `undefined` where it cannot be told well enough to judge a 2 ms
- * stretch, and then there is no polling at all: an older Node, a platform that refuses, Windows
- * (its thread times move in steps of about 15 ms).
- */
-const threadCpuMs = (): number | undefined => {
-  if (typeof process.threadCpuUsage !== 'function' || process.platform === 'win32')
-    return undefined;
-  try {
-    const { user, system } = process.threadCpuUsage();
-    return (user + system) / 1000;
-  } catch {
-    return undefined;
-  }
-};
-
-/** The clocks a poll reads: wall time and this thread's CPU time, both in ms. */
+/** The wall clock a poll reads, in ms. */
 export interface PollClock {
   now(): number;
-  cpu(): number | undefined;
 }
 
-const threadClock: PollClock = { now: () => performance.now(), cpu: threadCpuMs };
+const wallClock: PollClock = { now: () => performance.now() };
 
 /**
  * Keeps a thread's event loop polling, instead of sleeping, for `windowMs` after its last activity
- * — while the machine has a core to spare.
+ * — while polling gets more work done than sleeping.
  *
  * A sleeping thread takes a wake-up to see a message: about 90 µs between two idle threads on a
  * small VM, more than the whole of an MCP call to a fast local server. The MCP worker has two such
  * waits per call — the request from main, then the server's answer — and while calls come and go
  * each is usually within a fraction of a millisecond of the last thing it did. Polling through that
- * window takes both at once: sequential calls lose a wake-up each and concurrent ones stop queueing
- * behind them (at concurrency 8 the worker keeps up with the raw SDK client's rate instead of
- * reaching 0.8 of it).
+ * window takes both at once.
  *
- * The price is CPU, and it only pays while a core would otherwise idle. When the cores are busy —
- * a build alongside — a polling thread only slows down whoever it competes with, our own server
- * first (at concurrency 8 with one core kept busy elsewhere, polling regardless cut the rate by a
- * third). So each stretch of polling is judged after `JUDGE_AFTER_MS`: a thread that got less than
- * `MIN_SHARE` of that time on a CPU was made to wait for one, and polling stops for a while, longer
- * each time in a row (a stretch lost to contention costs the others a whole time slice).
+ * The price is a core, and it only pays while that core would otherwise idle. With the cores busy
+ * (a build alongside), a polling thread slows down whoever it competes with, our own server and
+ * main thread first: at concurrency 8 with one core kept busy elsewhere, polling regardless cut the
+ * rate of calls by 40 %. Nothing the polling thread sees of itself tells the two cases apart: it
+ * keeps its core either way, and thread CPU times move in steps of 4 ms (Linux with tick-based
+ * accounting) to 15 ms (Windows), too coarse to judge a millisecond by.
  *
- * Between bursts (a model thinking, a user typing) the thread sleeps as before, and the poll never
- * keeps a thread alive on its own for longer than the window.
+ * So the outcome decides. Traffic is measured in stretches of `STRETCH_MS` (touches per ms), in the
+ * preferred way — polling or not — and now and then, for one stretch, the other way; whichever got
+ * more done is preferred from then on. A trial that loses makes the next one wait twice as long, so
+ * a settled choice costs little. The first choice is to poll. Between bursts (a model thinking, a
+ * user typing) the thread sleeps as before: the poll never keeps a thread alive on its own for
+ * longer than the window, and a pause ends a stretch without counting it.
  */
 export class BusyPoll {
-  private last = 0;
+  private last = -Infinity;
   private polling = false;
-  private offUntil = 0;
-  private backOffMs = BACK_OFF_MS.min;
-  /** Where the stretch of polling being judged began, in wall and CPU time. */
-  private since = { wall: 0, cpu: 0 };
+  /** Whether this stretch polls, and what it has seen so far. */
+  private stretch = { polls: true, start: 0, touches: 0 };
+  private preferPolling = true;
+  /** Touches per ms in the last measured stretch of each way. */
+  private readonly rate = { polling: 0, sleeping: 0 };
+  private trialEvery = TRIAL_EVERY.min;
+  private untilTrial = TRIAL_EVERY.min;
 
-  private readonly windowMs: number;
-
-  /** Never polls where the clock cannot tell this thread's CPU time: decided once, here. */
   constructor(
-    windowMs: number,
-    private readonly clock: PollClock = threadClock,
-  ) {
-    this.windowMs = clock.cpu() === undefined ? 0 : windowMs;
-  }
+    private readonly windowMs: number,
+    private readonly clock: PollClock = wallClock,
+  ) {}
 
-  /** Marks activity: polls from now until `windowMs` pass without another. */
+  /** Marks activity: polls from now until `windowMs` pass without another (if polling pays). */
   touch(): void {
     if (this.windowMs <= 0) return;
     const now = this.clock.now();
+    if (now - this.last > PAUSE_MS) this.begin(now, this.stretch.polls);
     this.last = now;
-    if (this.polling || now < this.offUntil) return;
+    this.stretch.touches++;
+    if (now - this.stretch.start >= STRETCH_MS) this.measure(now);
+    if (this.polling || !this.stretch.polls) return;
     this.polling = true;
-    this.since = { wall: now, cpu: this.clock.cpu() ?? 0 };
     setImmediate(this.poll);
   }
 
@@ -90,22 +77,38 @@ export class BusyPoll {
     return this.polling;
   }
 
+  /** True when the stretch under way polls. */
+  get polls(): boolean {
+    return this.stretch.polls;
+  }
+
+  private begin(now: number, polls: boolean): void {
+    this.stretch = { polls, start: now, touches: 0 };
+  }
+
+  /** Ends a stretch: records its rate, weighs a trial against the preferred way, picks the next. */
+  private measure(now: number): void {
+    const { polls, start, touches } = this.stretch;
+    this.rate[polls ? 'polling' : 'sleeping'] = touches / (now - start);
+    if (polls !== this.preferPolling) {
+      const pollingWins = this.rate.polling > this.rate.sleeping * (1 + MARGIN);
+      if (pollingWins === polls) {
+        this.preferPolling = polls;
+        this.trialEvery = TRIAL_EVERY.min;
+      } else {
+        this.trialEvery = Math.min(this.trialEvery * 2, TRIAL_EVERY.max);
+      }
+      this.untilTrial = this.trialEvery;
+    } else {
+      this.untilTrial--;
+    }
+    this.begin(now, this.untilTrial > 0 ? this.preferPolling : !this.preferPolling);
+  }
+
   private readonly poll = (): void => {
-    const now = this.clock.now();
-    if (now - this.last > this.windowMs) {
+    if (!this.stretch.polls || this.clock.now() - this.last > this.windowMs) {
       this.polling = false;
       return;
-    }
-    if (now - this.since.wall >= JUDGE_AFTER_MS) {
-      const cpu = this.clock.cpu() ?? 0;
-      if ((cpu - this.since.cpu) / (now - this.since.wall) < MIN_SHARE) {
-        this.polling = false;
-        this.offUntil = now + this.backOffMs;
-        this.backOffMs = Math.min(this.backOffMs * 2, BACK_OFF_MS.max);
-        return;
-      }
-      this.backOffMs = BACK_OFF_MS.min;
-      this.since = { wall: now, cpu };
     }
     // One turn of the loop: the poll phase looks at every handle without blocking, then here again.
     setImmediate(this.poll);

@@ -4,16 +4,38 @@ import { BusyPoll, type PollClock } from '../../../src/workers/mcp/busy-poll.ts'
 /** One turn of the event loop: the poll's own setImmediate, queued first, runs before this one. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Wall and thread CPU time set by hand; by default the thread has a CPU all the time. */
+/** A wall clock set by hand. */
 const manualClock = () => {
-  const clock = { wall: 0, cpu: 0 as number | undefined };
-  const poll: PollClock = { now: () => clock.wall, cpu: () => clock.cpu };
-  /** `ms` of wall time pass, `share` of them on a CPU. */
-  const pass = (ms: number, share = 1) => {
+  const clock = { wall: 0 };
+  const poll: PollClock = { now: () => clock.wall };
+  const pass = (ms: number) => {
     clock.wall += ms;
-    if (clock.cpu !== undefined) clock.cpu += ms * share;
   };
-  return { clock, poll, pass };
+  return { poll, pass };
+};
+
+/**
+ * Traffic through `stretches` measured stretches (50 ms each): every millisecond, as many touches as
+ * `perMs` gives for the way the stretch under way goes (the first touch of a stretch ends the one
+ * before). Returns the ways, P for polling, s for not.
+ */
+const traffic = (
+  poll: BusyPoll,
+  pass: (ms: number) => void,
+  stretches: number,
+  perMs: (polls: boolean) => number,
+): string => {
+  let ways = '';
+  for (let stretch = 0; stretch < stretches; stretch++) {
+    poll.touch();
+    const polls = poll.polls;
+    ways += polls ? 'P' : 's';
+    for (let ms = 0; ms < 50; ms++) {
+      for (let i = ms === 0 ? 1 : 0; i < perMs(polls); i++) poll.touch();
+      pass(1);
+    }
+  }
+  return ways;
 };
 
 describe('BusyPoll', () => {
@@ -48,71 +70,52 @@ describe('BusyPoll', () => {
     expect(poll.active).toBe(false);
   });
 
-  it('goes on while the thread gets its CPU time, through stretch after stretch', async () => {
+  it('polls at first, tries sleeping now and then, and keeps polling while it gets more done', () => {
     const { poll: clock, pass } = manualClock();
-    const poll = new BusyPoll(1, clock);
+    const poll = new BusyPoll(0.5, clock);
+    // Each lost trial doubles the wait for the next one: after 2, 4, 8, 16 stretches.
+    expect(traffic(poll, pass, 35, (polls) => (polls ? 10 : 8))).toBe(
+      'PPsPPPPsPPPPPPPPsPPPPPPPPPPPPPPPPsP',
+    );
+  });
+
+  it('stops polling where sleeping gets as much done, and tries polling again less and less often', async () => {
+    const { poll: clock, pass } = manualClock();
+    const poll = new BusyPoll(0.5, clock);
+    // Polling 2 % ahead is not enough to pay for a core (3 %): the first trial of sleeping wins.
+    expect(traffic(poll, pass, 16, (polls) => (polls ? 51 : 50))).toBe('PPsssPssssPsssss');
+    // A thread that sleeps stops its poll at once, even within the window.
+    expect(poll.polls).toBe(false);
     poll.touch();
-    for (let i = 0; i < 20; i++) {
-      pass(0.5, 0.9);
-      poll.touch();
-      await turn();
-      expect(poll.active).toBe(true);
-    }
-  });
-
-  it('backs off when a stretch got less than its share of a CPU, longer each time in a row', async () => {
-    const { poll: clock, pass } = manualClock();
-    const poll = new BusyPoll(5, clock);
-    /** Polls through 2 ms of traffic with the thread on a CPU `share` of the time. */
-    const stretch = async (share: number) => {
-      poll.touch();
-      for (let i = 0; i < 4 && poll.active; i++) {
-        pass(0.5, share);
-        poll.touch();
-        await turn();
-      }
-    };
-    /** Whether polling starts again after `ms` of traffic without it. */
-    const startsAfter = async (ms: number) => {
-      pass(ms);
-      poll.touch();
-      const started = poll.active;
-      // Let that stretch end quietly.
-      pass(10);
-      await turn();
-      return started;
-    };
-
-    await stretch(0.5);
-    expect(poll.active).toBe(false);
-    // Off for 50 ms: activity meanwhile does not start it.
-    expect(await startsAfter(30)).toBe(false);
-    pass(10);
-    // Contended again: off for 100 ms this time.
-    await stretch(0.5);
-    expect(poll.active).toBe(false);
-    expect(await startsAfter(80)).toBe(false);
-    pass(10);
-    // A stretch with its share resets the back-off to 50 ms.
-    await stretch(1);
-    expect(poll.active).toBe(true);
-    pass(10);
     await turn();
-    await stretch(0.5);
     expect(poll.active).toBe(false);
-    expect(await startsAfter(60)).toBe(true);
+    // Once polling pays again (the load elsewhere went away), the next trial brings it back.
+    expect(traffic(poll, pass, 20, (polls) => (polls ? 12 : 10))).toBe('sssPPPsPPPPsPPPPPPPP');
   });
 
-  it('never polls with a window of zero, nor where the thread CPU time is unknown', async () => {
-    const zero = new BusyPoll(0, manualClock().poll);
+  it('measures only unbroken traffic: a pause ends a stretch without counting it', () => {
+    const { poll: clock, pass } = manualClock();
+    const poll = new BusyPoll(0.5, clock);
+    expect(traffic(poll, pass, 2, () => 4)).toBe('PP');
+    // 40 ms of traffic in which sleeping would lose, then a pause: no trial was judged by it.
+    poll.touch();
+    expect(poll.polls).toBe(false);
+    for (let ms = 0; ms < 40; ms++) {
+      pass(1);
+      poll.touch();
+    }
+    pass(6);
+    // The trial starts again from here, with traffic where sleeping wins.
+    expect(traffic(poll, pass, 3, (polls) => (polls ? 4 : 8))).toBe('sss');
+  });
+
+  it('never polls with a window of zero', async () => {
+    const { poll: clock, pass } = manualClock();
+    const zero = new BusyPoll(0, clock);
     zero.touch();
     expect(zero.active).toBe(false);
-    const { clock, poll: unknownCpu } = manualClock();
-    clock.cpu = undefined;
-    const blind = new BusyPoll(1, unknownCpu);
-    blind.touch();
-    expect(blind.active).toBe(false);
+    pass(0.1);
     await turn();
-    expect(blind.active).toBe(false);
+    expect(zero.active).toBe(false);
   });
 });
