@@ -4,8 +4,10 @@ import { performance } from 'node:perf_hooks';
 const STRETCH_MS = 50;
 /** A pause this long ends a stretch unmeasured: the traffic stopped, and its rate means nothing. */
 const PAUSE_MS = 5;
-/** How much more work polling must get done than sleeping to be kept: it costs a core. */
-const MARGIN = 0.03;
+/** How much more sleeping must get done than polling for polling to stop. */
+const MARGIN = 0.1;
+/** A preferred way that gets less than this share of what the other got is tried against it at once. */
+const FELL = 0.75;
 /**
  * How many stretches go by in the preferred way between two trials of the other: doubled each time
  * a trial loses, up to the maximum, and back to the minimum when one wins.
@@ -19,9 +21,13 @@ export interface PollClock {
 
 const wallClock: PollClock = { now: () => performance.now() };
 
+/** Whether polling is worth its core: sleeping got no clearly more done. */
+const pollingPays = (rate: { polling: number; sleeping: number }): boolean =>
+  rate.sleeping < rate.polling * (1 + MARGIN);
+
 /**
  * Keeps a thread's event loop polling, instead of sleeping, for `windowMs` after its last activity
- * — while polling gets more work done than sleeping.
+ * — unless sleeping gets more work done.
  *
  * A sleeping thread takes a wake-up to see a message: about 90 µs between two idle threads on a
  * small VM, more than the whole of an MCP call to a fast local server. The MCP worker has two such
@@ -37,11 +43,15 @@ const wallClock: PollClock = { now: () => performance.now() };
  * accounting) to 15 ms (Windows), too coarse to judge a millisecond by.
  *
  * So the outcome decides. Traffic is measured in stretches of `STRETCH_MS` (touches per ms), in the
- * preferred way — polling or not — and now and then, for one stretch, the other way; whichever got
- * more done is preferred from then on. A trial that loses makes the next one wait twice as long, so
- * a settled choice costs little. The first choice is to poll. Between bursts (a model thinking, a
- * user typing) the thread sleeps as before: the poll never keeps a thread alive on its own for
- * longer than the window, and a pause ends a stretch without counting it.
+ * preferred way — polling or not — and now and then, for one stretch, the other way. The first
+ * choice is to poll, and polling stops where sleeping gets clearly more done (`MARGIN`): what
+ * polling gains on a spare core (most of a call's latency, and a few percent of throughput) is
+ * within the noise of one stretch, what it loses where the core is needed is tens of percent. A
+ * trial that loses makes the next one wait twice as long, so a settled choice costs little; a
+ * preferred way that falls well below what the other got is tried against it at once. Between
+ * bursts (a model thinking, a user typing) the thread sleeps as before: the poll never keeps a
+ * thread alive on its own for longer than the window, and a pause ends a stretch without counting
+ * it.
  */
 export class BusyPoll {
   private last = -Infinity;
@@ -49,8 +59,11 @@ export class BusyPoll {
   /** Whether this stretch polls, and what it has seen so far. */
   private stretch = { polls: true, start: 0, touches: 0 };
   private preferPolling = true;
-  /** Touches per ms in the last measured stretch of each way. */
-  private readonly rate = { polling: 0, sleeping: 0 };
+  /** Touches per ms of each way when last measured; 0 before it ever was. */
+  private rate = { polling: 0, sleeping: 0 };
+  /** The rate of the last stretch the preferred way, and of a trial waiting to be judged. */
+  private before = 0;
+  private trial: number | undefined;
   private trialEvery = TRIAL_EVERY.min;
   private untilTrial = TRIAL_EVERY.min;
 
@@ -86,22 +99,39 @@ export class BusyPoll {
     this.stretch = { polls, start: now, touches: 0 };
   }
 
-  /** Ends a stretch: records its rate, weighs a trial against the preferred way, picks the next. */
+  /**
+   * Ends a stretch. A trial is judged after one more stretch the preferred way, against the mean
+   * of the preferred stretches on either side of it: one stretch in a busy machine can get half or
+   * twice what the next gets, and the machine may have changed since the trial before.
+   */
   private measure(now: number): void {
     const { polls, start, touches } = this.stretch;
-    this.rate[polls ? 'polling' : 'sleeping'] = touches / (now - start);
+    const rate = touches / (now - start);
     if (polls !== this.preferPolling) {
-      const pollingWins = this.rate.polling > this.rate.sleeping * (1 + MARGIN);
-      if (pollingWins === polls) {
-        this.preferPolling = polls;
-        this.trialEvery = TRIAL_EVERY.min;
-      } else {
+      this.trial = rate;
+      this.begin(now, this.preferPolling);
+      return;
+    }
+    const ofPreferred = (preferred: number, other: number) =>
+      polls ? { polling: preferred, sleeping: other } : { polling: other, sleeping: preferred };
+    if (this.trial !== undefined) {
+      this.rate = ofPreferred((this.before + rate) / 2, this.trial);
+      this.trial = undefined;
+      if (pollingPays(this.rate) === polls) {
         this.trialEvery = Math.min(this.trialEvery * 2, TRIAL_EVERY.max);
+      } else {
+        this.preferPolling = !polls;
+        this.trialEvery = TRIAL_EVERY.min;
       }
       this.untilTrial = this.trialEvery;
     } else {
+      this.rate = ofPreferred(rate, polls ? this.rate.sleeping : this.rate.polling);
       this.untilTrial--;
+      // The preferred way fell well below what the other got when last tried (a build started,
+      // say): try the other now rather than when its turn comes.
+      if (rate < (polls ? this.rate.sleeping : this.rate.polling) * FELL) this.untilTrial = 0;
     }
+    this.before = rate;
     this.begin(now, this.untilTrial > 0 ? this.preferPolling : !this.preferPolling);
   }
 

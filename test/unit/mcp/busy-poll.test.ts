@@ -70,27 +70,42 @@ describe('BusyPoll', () => {
     expect(poll.active).toBe(false);
   });
 
-  it('polls at first, tries sleeping now and then, and keeps polling while it gets more done', () => {
-    const { poll: clock, pass } = manualClock();
-    const poll = new BusyPoll(0.5, clock);
-    // Each lost trial doubles the wait for the next one: after 2, 4, 8, 16 stretches.
-    expect(traffic(poll, pass, 35, (polls) => (polls ? 10 : 8))).toBe(
-      'PPsPPPPsPPPPPPPPsPPPPPPPPPPPPPPPPsP',
-    );
+  it('polls at first, tries sleeping now and then, and keeps polling unless sleeping gets clearly more done', () => {
+    // A trial is judged by the stretch after it; each lost trial doubles the wait for the next.
+    const settled = 'PPsPPPPPsPPPPPPPPPsPPPPPPPPPPPPPPPP';
+    for (const [polling, sleeping] of [
+      [10, 8],
+      // Sleeping 8 % ahead is within what one stretch's noise can make of nothing (10 %).
+      [50, 54],
+    ] as const) {
+      const { poll: clock, pass } = manualClock();
+      const poll = new BusyPoll(0.5, clock);
+      expect(traffic(poll, pass, 35, (polls) => (polls ? polling : sleeping))).toBe(settled);
+    }
   });
 
-  it('stops polling where sleeping gets as much done, and tries polling again less and less often', async () => {
+  it('tries the other way at once when the preferred one falls below what the other got', () => {
     const { poll: clock, pass } = manualClock();
     const poll = new BusyPoll(0.5, clock);
-    // Polling 2 % ahead is not enough to pay for a core (3 %): the first trial of sleeping wins.
-    expect(traffic(poll, pass, 16, (polls) => (polls ? 51 : 50))).toBe('PPsssPssssPsssss');
+    expect(traffic(poll, pass, 20, (polls) => (polls ? 10 : 8))).toBe('PPsPPPPPsPPPPPPPPPsP');
+    // A build starts: polling collapses. The next stretch tries sleeping, which wins.
+    expect(traffic(poll, pass, 4, (polls) => (polls ? 2 : 8))).toBe('PsPs');
+    expect(poll.polls).toBe(false);
+  });
+
+  it('stops polling where sleeping gets clearly more done, and tries polling again less and less often', async () => {
+    const { poll: clock, pass } = manualClock();
+    const poll = new BusyPoll(0.5, clock);
+    // Sleeping 12 % ahead: the core is wanted elsewhere. The first trial of sleeping wins.
+    expect(traffic(poll, pass, 16, (polls) => (polls ? 50 : 56))).toBe('PPsPssPsssssPsss');
     // A thread that sleeps stops its poll at once, even within the window.
     expect(poll.polls).toBe(false);
     poll.touch();
     await turn();
     expect(poll.active).toBe(false);
-    // Once polling pays again (the load elsewhere went away), the next trial brings it back.
-    expect(traffic(poll, pass, 20, (polls) => (polls ? 12 : 10))).toBe('sssPPPsPPPPsPPPPPPPP');
+    // Sleeping falls below what polling got when last tried (the load elsewhere went away): polling
+    // is tried at once, and wins.
+    expect(traffic(poll, pass, 20, (polls) => (polls ? 12 : 10))).toBe('sPsPPsPPPPPsPPPPPPPP');
   });
 
   it('measures only unbroken traffic: a pause ends a stretch without counting it', () => {
@@ -106,7 +121,7 @@ describe('BusyPoll', () => {
     }
     pass(6);
     // The trial starts again from here, with traffic where sleeping wins.
-    expect(traffic(poll, pass, 3, (polls) => (polls ? 4 : 8))).toBe('sss');
+    expect(traffic(poll, pass, 3, (polls) => (polls ? 4 : 8))).toBe('sPs');
   });
 
   it('never polls with a window of zero', async () => {
