@@ -1,7 +1,7 @@
 import type { EngineClient } from '../main/daemon/client.ts';
 import { findWorkspace } from '../main/paths.ts';
 import type { GlobalOptions } from './context.ts';
-import { info } from './render/output.ts';
+import { announceDaemonStart } from './render/output.ts';
 
 /** An engine connection and how to close it. */
 export interface OpenEngine {
@@ -27,11 +27,8 @@ export const openEngine = async (options: GlobalOptions): Promise<OpenEngine> =>
   const client = await connectDaemon({
     root,
     client: process.argv.slice(2).join(' '),
-    onStarting: () => {
-      if (process.stderr.isTTY) info('starting the niffler daemon for this repository…');
-    },
+    onStarting: announceDaemonStart,
   });
-  if (!client) throw new Error('unreachable: connectDaemon with start returns a client');
   return { client, close: async () => client.close() };
 };
 

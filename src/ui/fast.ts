@@ -1,7 +1,7 @@
 import { requestDaemon } from '../main/daemon/one-shot.ts';
 import { findWorkspace, nifflerPaths } from '../main/paths.ts';
 import { showDaemonStatus, showMcpStatus } from './commands/status-views.ts';
-import { info } from './render/output.ts';
+import { announceDaemonStart } from './render/output.ts';
 
 // The hot read-only listings, which scripts and status lines call many times a minute. The build
 // makes this module one self-contained CommonJS file (dist/fast.cjs), which the bin loads through a
@@ -20,13 +20,12 @@ let typical = true;
  */
 export const typicalRun = (): boolean => typical;
 
-const ask = async <M extends 'mcp/status' | 'daemon/status'>(
-  ...args: Parameters<typeof requestDaemon<M>>
-) => {
+/** Passes `reply` on, noting a run that went a rare way. */
+const noted = async <T extends { warm: boolean } | null>(reply: Promise<T>): Promise<T> => {
   try {
-    const reply = await requestDaemon(...args);
-    if (reply && !reply.warm) typical = false;
-    return reply;
+    const answer = await reply;
+    if (answer && !answer.warm) typical = false;
+    return answer;
   } catch (error) {
     typical = false;
     throw error;
@@ -36,24 +35,21 @@ const ask = async <M extends 'mcp/status' | 'daemon/status'>(
 /** `niffler mcp status [--json] [--wait]`, starting the daemon when none runs. */
 export const mcpStatus = async (options: { json: boolean; wait: boolean }): Promise<void> => {
   const { root } = findWorkspace(process.cwd());
-  const reply = await ask(
-    {
-      root,
-      client: client(),
-      onStarting: () => {
-        if (process.stderr.isTTY) info('starting the niffler daemon for this repository…');
-      },
-    },
-    'mcp/status',
-    options.wait ? { wait: true } : {},
+  const reply = await noted(
+    requestDaemon(
+      { root, client: client(), onStarting: announceDaemonStart },
+      'mcp/status',
+      options.wait ? { wait: true } : {},
+    ),
   );
-  if (!reply) throw new Error('unreachable: requestDaemon with start returns a reply');
   showMcpStatus(reply.result, options);
 };
 
 /** `niffler daemon status [--json]`; never starts a daemon. The command tree's too. */
 export const daemonStatus = async (options: { json?: boolean; cwd?: string }): Promise<void> => {
   const { root } = findWorkspace(options.cwd ?? process.cwd());
-  const reply = await ask({ root, client: client(), start: false }, 'daemon/status', {});
+  const reply = await noted(
+    requestDaemon({ root, client: client(), start: false }, 'daemon/status', {}),
+  );
   showDaemonStatus(reply?.result ?? null, { root, socket: nifflerPaths(root).socket }, options);
 };

@@ -54,7 +54,9 @@ export interface ConnectOptions {
  * replaced; a daemon of another version is asked to exit and started anew. Returns `null` when
  * `start` is false and no daemon runs.
  */
-export const connectDaemon = async (options: ConnectOptions): Promise<EngineClient | null> => {
+export function connectDaemon(options: ConnectOptions & { start?: true }): Promise<EngineClient>;
+export function connectDaemon(options: ConnectOptions): Promise<EngineClient | null>;
+export async function connectDaemon(options: ConnectOptions): Promise<EngineClient | null> {
   const paths = nifflerPaths(options.root, options.env);
   const client = options.client ?? 'cli';
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -75,7 +77,7 @@ export const connectDaemon = async (options: ConnectOptions): Promise<EngineClie
     'daemon-unreachable',
     `could not reach the niffler daemon for ${options.root}; see ${paths.daemonLog}, or run with --no-daemon`,
   );
-};
+}
 
 /** Connects if a daemon answers; `null` when there is none (no socket, or a stale one). */
 const tryConnect = async (socket: string, closeAfter = false): Promise<EngineClient | null> => {

@@ -56,6 +56,12 @@ export class FrameReader {
 const HELLO_ID = 1;
 const ASK_ID = 2;
 
+/** A daemon's answer, and whether a warm daemon gave it (or one had to be started or replaced). */
+export interface OneShotReply<M extends OneShotMethod> {
+  result: ResultOf<M>;
+  warm: boolean;
+}
+
 /** What a one-shot exchange came to. */
 export type OneShot<M extends OneShotMethod> =
   /** The daemon said hello and answered. */
@@ -171,11 +177,21 @@ export const askOnce = <M extends OneShotMethod>(
  * of another version, unless `start` is false: then `null`, no daemon runs. Read-only requests
  * only: a daemon of another version may see the request before it refuses the hello.
  */
-export const requestDaemon = async <M extends OneShotMethod>(
+export function requestDaemon<M extends OneShotMethod>(
+  options: ConnectOptions & { start?: true },
+  method: M,
+  params: ParamsOf<M>,
+): Promise<OneShotReply<M>>;
+export function requestDaemon<M extends OneShotMethod>(
   options: ConnectOptions,
   method: M,
   params: ParamsOf<M>,
-): Promise<{ result: ResultOf<M>; warm: boolean } | null> => {
+): Promise<OneShotReply<M> | null>;
+export async function requestDaemon<M extends OneShotMethod>(
+  options: ConnectOptions,
+  method: M,
+  params: ParamsOf<M>,
+): Promise<OneShotReply<M> | null> {
   const socket = nifflerPaths(options.root, options.env).socket;
   const once = await askOnce(socket, options.client ?? 'cli', method, params);
   if (once.kind === 'answered') return { result: once.result, warm: true };
@@ -189,4 +205,4 @@ export const requestDaemon = async <M extends OneShotMethod>(
   } finally {
     client.close();
   }
-};
+}

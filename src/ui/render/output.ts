@@ -18,6 +18,11 @@ export const info = (text: string): void => {
   process.stderr.write(text + '\n');
 };
 
+/** Tells a person at a terminal why this command takes a second; scripts see nothing. */
+export const announceDaemonStart = (): void => {
+  if (process.stderr.isTTY) info('starting the niffler daemon for this repository…');
+};
+
 const colorEnabled = (): boolean =>
   process.stderr.isTTY && !process.env['NO_COLOR'] && process.env['TERM'] !== 'dumb';
 
