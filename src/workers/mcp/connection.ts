@@ -202,12 +202,8 @@ export class ServerConnection {
   }
 
   async stop(state: McpServerState = gateState(this.spec) ?? 'stopped'): Promise<void> {
-    this.generation++;
-    this.clearTimers();
-    this.dropReason = 'was stopped';
     this.state = state;
-    this.limiter.rejectAll(new Error(`server "${this.name}" was stopped`));
-    await this.teardown();
+    await this.endGeneration('was stopped', () => `server "${this.name}" was stopped`);
     this.catalog = EMPTY;
     this.ctx.changed(this, 'status');
     this.ctx.changed(this, 'tools');
@@ -386,16 +382,13 @@ export class ServerConnection {
   /** The connection of generation `gen` ended by itself (exit, drop, hang). */
   private lost(gen: number, reason: string): void {
     if (gen !== this.generation || this.state !== 'ready') return;
-    this.generation++;
-    this.dropReason = reason;
     const delay = this.policy.next(Date.now());
     this.lastError = { message: `server "${this.name}" ${reason}`, at: Date.now() };
     this.state = delay === null ? 'failed' : 'degraded';
-    this.limiter.rejectAll(new Error(this.describeLoss('tools/call')));
+    const closed = this.endGeneration(reason, () => this.describeLoss('tools/call'));
     this.ctx.log('warn', 'server lost', { server: this.name, reason });
-    this.clearTimers();
     this.ctx.changed(this, 'status');
-    void this.teardown().then(() => this.schedule(delay, this.generation));
+    void closed.then(() => this.schedule(delay, this.generation));
   }
 
   /** An authorization waits for the browser at `url`, or (null) is over. */
@@ -423,11 +416,7 @@ export class ServerConnection {
   /** A ready server lost its authorization and nobody can be asked: it waits for a login. */
   private authLost(gen: number, error: AuthError): void {
     if (gen !== this.generation || this.state !== 'ready') return;
-    this.generation++;
-    this.dropReason = 'needs authorization';
-    this.limiter.rejectAll(new Error(error.message));
-    this.clearTimers();
-    void this.teardown();
+    void this.endGeneration('needs authorization', () => error.message);
     this.authFailed(error.kind, error.message);
   }
 
@@ -534,6 +523,19 @@ export class ServerConnection {
       .catch((error: unknown) =>
         this.log.write('niffler', `refreshing ${part} failed: ${(error as Error).message}`),
       );
+  }
+
+  /**
+   * Ends the connection of this generation: nothing of it acts from now on (its events, timers, a
+   * start under way), the calls waiting for a slot fail with `failure()` (told once the reason is
+   * set), and it is closed.
+   */
+  private endGeneration(dropReason: string, failure: () => string): Promise<void> {
+    this.generation++;
+    this.dropReason = dropReason;
+    this.clearTimers();
+    this.limiter.rejectAll(new Error(failure()));
+    return this.teardown();
   }
 
   private clearTimers(): void {
