@@ -308,8 +308,9 @@ export class ServerConnection {
       tools: this.tools.length,
       pid: this.pid,
     });
-    this.ctx.changed(this, 'status');
+    // The catalog first: whoever waits for `ready` finds the tools announced already.
     this.ctx.changed(this, 'tools');
+    this.ctx.changed(this, 'status');
   }
 
   private async open(gen: number, signal: AbortSignal): Promise<void> {

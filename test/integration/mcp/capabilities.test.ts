@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { McpToolInfo } from '../../../src/workers/protocol/mcp.ts';
 import { fixtureSpec } from '../../fixtures/mcp/servers.ts';
 import { RICH_SCHEMA } from '../../fixtures/mcp/rich-schema.ts';
@@ -35,10 +35,17 @@ describe('catalog and client capabilities', () => {
         if (e.tools.some((tool) => tool.tool === 'gamma')) resolve();
       }),
     );
-    // Three registrations send three notifications in one burst.
+    const listings = async () => {
+      const result = await t.host.callTool('list-changed__listings', {});
+      return result.ok ? Number(result.output) : NaN;
+    };
+    const before = await listings();
+    // Three registrations send three notifications, which the client reads at once.
     await t.host.callTool('list-changed__add_tools', { names: ['alpha', 'beta', 'gamma'] });
     await changed;
     expect(events).toHaveLength(1);
+    // The server saw one tools/list for them: any other would have reached it before this call.
+    expect(await listings()).toBe(before + 1);
     expect(await t.host.callTool('list-changed__beta', {})).toMatchObject({
       ok: true,
       output: 'I am beta',
@@ -58,7 +65,24 @@ describe('catalog and client capabilities', () => {
       'add_tools',
       'alpha',
       'gamma',
+      'listings',
       'remove_tool',
+    ]);
+  });
+
+  it("announces a server's tools before it reports the server ready", async () => {
+    const own = await startHost([fixtureSpec('echo', { autoStart: false })]);
+    onTestFinished(() => own.host.close());
+    const seen: string[] = [];
+    own.host.on((e) => {
+      if (e.type === 'tools-changed' && e.server === 'echo') seen.push(`tools ${e.tools.length}`);
+      if (e.type === 'status' && e.status.name === 'echo') seen.push(e.status.state);
+    });
+    await own.host.startServer('echo');
+    await ready(own.host, 'echo');
+    expect(seen.filter((s) => s !== 'starting')).toEqual([
+      expect.stringMatching(/^tools [1-9]/),
+      'ready',
     ]);
   });
 
