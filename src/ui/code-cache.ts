@@ -53,10 +53,6 @@ export const requireWithCodeCache = <T>(
     ...(cached ? { cachedData: cached } : {}),
   });
   const module = { exports: {} as T };
-  if (!cached || script.cachedDataRejected)
-    process.once('exit', () => {
-      if (options.typicalRun?.(module.exports) ?? true) writeCache(cacheFile, key, script);
-    });
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper.call(
     module.exports,
@@ -66,6 +62,11 @@ export const requireWithCodeCache = <T>(
     file,
     path.dirname(file),
   );
+  // Only once the bundle has loaded: a broken one has nothing to cache, nor a `typicalRun` to ask.
+  if (!cached || script.cachedDataRejected)
+    process.once('exit', () => {
+      if (options.typicalRun?.(module.exports) ?? true) writeCache(cacheFile, key, script);
+    });
   return module.exports;
 };
 

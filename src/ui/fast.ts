@@ -21,10 +21,10 @@ let typical = true;
 export const typicalRun = (): boolean => typical;
 
 /** Passes `reply` on, noting a run that went a rare way. */
-const noted = async <T extends { warm: boolean } | null>(reply: Promise<T>): Promise<T> => {
+const noted = async <T extends { fallback: boolean }>(reply: Promise<T>): Promise<T> => {
   try {
     const answer = await reply;
-    if (answer && !answer.warm) typical = false;
+    if (answer.fallback) typical = false;
     return answer;
   } catch (error) {
     typical = false;
@@ -51,5 +51,5 @@ export const daemonStatus = async (options: { json?: boolean; cwd?: string }): P
   const reply = await noted(
     requestDaemon({ root, client: client(), start: false }, 'daemon/status', {}),
   );
-  showDaemonStatus(reply?.result ?? null, { root, socket: nifflerPaths(root).socket }, options);
+  showDaemonStatus(reply.result, { root, socket: nifflerPaths(root).socket }, options);
 };

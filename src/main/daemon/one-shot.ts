@@ -56,10 +56,15 @@ export class FrameReader {
 const HELLO_ID = 1;
 const ASK_ID = 2;
 
-/** A daemon's answer, and whether a warm daemon gave it (or one had to be started or replaced). */
-export interface OneShotReply<M extends OneShotMethod> {
-  result: ResultOf<M>;
-  warm: boolean;
+/** What `requestDaemon` came to. */
+export interface OneShotReply<R> {
+  /** The answer; `null` when no daemon runs and none was to be started. */
+  result: R;
+  /**
+   * True when it took the machinery that starts or replaces a daemon (no daemon of this version
+   * answered at once), false when a warm daemon answered, or plainly none was there.
+   */
+  fallback: boolean;
 }
 
 /** What a one-shot exchange came to. */
@@ -110,6 +115,8 @@ export const askOnce = <M extends OneShotMethod>(
     };
     const onMessages = (messages: unknown[]) => {
       for (const message of messages as Reply[]) {
+        if (typeof message !== 'object' || message === null || Array.isArray(message))
+          throw new Error(`a message that is not an object: ${JSON.stringify(message)}`);
         if (message.method !== undefined) {
           // The daemon asking this front-end something (nothing a read-only command can answer),
           // or telling it something (nothing it waits for).
@@ -135,19 +142,20 @@ export const askOnce = <M extends OneShotMethod>(
         reject(
           error.code === WIRE_ERROR_CODE && error.data
             ? fromWire(error.data as WireError)
-            : unreachable(method, `the daemon failed (${error.message})`),
+            : unreachable(
+                method,
+                `the daemon failed (JSON-RPC error ${error.code}: ${error.message})`,
+                error,
+              ),
         ),
       );
     };
     socket.on('data', (chunk: Buffer) => {
-      let messages: unknown[];
       try {
-        messages = reader.push(chunk);
+        onMessages(reader.push(chunk));
       } catch (error) {
-        socket.destroy();
-        return reject(unreachable(method, 'the daemon sent what is not JSON-RPC', error));
+        finish(() => reject(unreachable(method, 'the daemon sent what is not JSON-RPC', error)));
       }
-      onMessages(messages);
     });
     socket.on('error', (error) => {
       if (!connected && isNoDaemon(error)) resolve({ kind: 'absent' });
@@ -173,35 +181,35 @@ export const askOnce = <M extends OneShotMethod>(
 
 /**
  * One read-only request to the daemon of `root`: asked with `askOnce` when a daemon of this version
- * is warm (`warm` is then true); otherwise the `connectDaemon` way — starting one, or replacing one
- * of another version, unless `start` is false: then `null`, no daemon runs. Read-only requests
- * only: a daemon of another version may see the request before it refuses the hello.
+ * is warm; otherwise the `connectDaemon` way — starting one, or replacing one of another version,
+ * unless `start` is false: then the result is `null` when no daemon runs. Read-only requests only:
+ * a daemon of another version may see the request before it refuses the hello.
  */
 export function requestDaemon<M extends OneShotMethod>(
   options: ConnectOptions & { start?: true },
   method: M,
   params: ParamsOf<M>,
-): Promise<OneShotReply<M>>;
+): Promise<OneShotReply<ResultOf<M>>>;
 export function requestDaemon<M extends OneShotMethod>(
   options: ConnectOptions,
   method: M,
   params: ParamsOf<M>,
-): Promise<OneShotReply<M> | null>;
+): Promise<OneShotReply<ResultOf<M> | null>>;
 export async function requestDaemon<M extends OneShotMethod>(
   options: ConnectOptions,
   method: M,
   params: ParamsOf<M>,
-): Promise<OneShotReply<M> | null> {
+): Promise<OneShotReply<ResultOf<M> | null>> {
   const socket = nifflerPaths(options.root, options.env).socket;
   const once = await askOnce(socket, options.client ?? 'cli', method, params);
-  if (once.kind === 'answered') return { result: once.result, warm: true };
-  if (once.kind === 'absent' && options.start === false) return null;
+  if (once.kind === 'answered') return { result: once.result, fallback: false };
+  if (once.kind === 'absent' && options.start === false) return { result: null, fallback: false };
   // Loaded only here: the JSON-RPC library and the start-up machinery.
   const { connectDaemon } = await import('./lifecycle.ts');
   const client = await connectDaemon(options);
-  if (!client) return null;
+  if (!client) return { result: null, fallback: true };
   try {
-    return { result: await client.request(method, params), warm: false };
+    return { result: await client.request(method, params), fallback: true };
   } finally {
     client.close();
   }

@@ -11,7 +11,7 @@ import {
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { connectSocket } from '../../../src/main/daemon/client.ts';
 import { serveConnection, type EngineHandlers } from '../../../src/main/daemon/connection.ts';
-import { askOnce, requestDaemon } from '../../../src/main/daemon/one-shot.ts';
+import { askOnce, frame, requestDaemon } from '../../../src/main/daemon/one-shot.ts';
 import { runDaemon } from '../../../src/main/daemon/server.ts';
 import { NifflerError } from '../../../src/main/errors.ts';
 import { nifflerPaths } from '../../../src/main/paths.ts';
@@ -42,10 +42,22 @@ const replied = (id: number) =>
     written.on('data', check);
   });
 
-const stubDaemon = async (handle: (hangUp: () => void) => EngineHandlers['handle']) => {
-  const socketPath = path.join(tempDir(), 's.sock');
+interface StubDaemon {
+  /** Closes every connection (the daemon dies). */
+  hangUp: () => void;
+  /** Stops accepting connections and removes the socket (the daemon exited). */
+  stopListening: () => void;
+}
+
+const stubDaemon = async (
+  handle: (daemon: StubDaemon) => EngineHandlers['handle'],
+  socketPath = path.join(tempDir(), 's.sock'),
+) => {
   const sockets = new Set<net.Socket>();
-  const hangUp = () => sockets.forEach((socket) => socket.destroy());
+  const daemon: StubDaemon = {
+    hangUp: () => sockets.forEach((socket) => socket.destroy()),
+    stopListening: () => server.close(),
+  };
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.on('error', () => {});
@@ -57,13 +69,30 @@ const stubDaemon = async (handle: (hangUp: () => void) => EngineHandlers['handle
     };
     serveConnection(
       createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket)),
-      { handle: handle(hangUp), attach: () => () => {} },
+      { handle: handle(daemon), attach: () => () => {} },
     );
   });
   server.listen(socketPath);
   await once(server, 'listening');
   onTestFinished(async () => {
-    hangUp();
+    daemon.hangUp();
+    if (!server.listening) return;
+    server.close();
+    await once(server, 'close');
+  });
+  return socketPath;
+};
+
+/** A socket whose "daemon" answers the first bytes it gets with `reply` (raw frames). */
+const rawDaemon = async (reply: string) => {
+  const socketPath = path.join(tempDir(), 'raw.sock');
+  const server = net.createServer((socket) => {
+    socket.on('error', () => {});
+    socket.once('data', () => socket.write(reply));
+  });
+  server.listen(socketPath);
+  await once(server, 'listening');
+  onTestFinished(async () => {
     server.close();
     await once(server, 'close');
   });
@@ -104,7 +133,7 @@ describe('the one-shot client of the one-question commands', () => {
     });
     expect(await requestDaemon({ root, env, start: false }, 'mcp/status', {})).toEqual({
       result: expected,
-      warm: true,
+      fallback: false,
     });
     const status = await askOnce(socketPath, 'test', 'daemon/status', {});
     expect(status).toMatchObject({ kind: 'answered', result: { version: VERSION, root } });
@@ -122,7 +151,10 @@ describe('the one-shot client of the one-question commands', () => {
     });
     const root = path.join(dir, 'repo');
     const env = testEnv({ HOME: dir, NIFFLER_HOME: path.join(dir, 'h') });
-    expect(await requestDaemon({ root, env, start: false }, 'daemon/status', {})).toBeNull();
+    expect(await requestDaemon({ root, env, start: false }, 'daemon/status', {})).toEqual({
+      result: null,
+      fallback: false,
+    });
   });
 
   it('is refused by a daemon of another version, and ignores its answer', async () => {
@@ -133,6 +165,29 @@ describe('the one-shot client of the one-question commands', () => {
           : ({ servers: [], configError: null, warnings: [] } as never),
     );
     expect(await askOnce(socketPath, 'test', 'mcp/status', {})).toEqual({ kind: 'refused' });
+  });
+
+  it('waits out a daemon of another version and says it took the long way', async () => {
+    const dir = tempDir();
+    const root = path.join(dir, 'repo');
+    const env = testEnv({ HOME: dir, NIFFLER_HOME: path.join(dir, 'h') });
+    const socketPath = nifflerPaths(root, env).socket;
+    mkdirSync(path.dirname(socketPath), { recursive: true });
+    let hellos = 0;
+    await stubDaemon(
+      ({ stopListening }) =>
+        async () => {
+          // The old daemon refuses both hellos (ours, then vscode-jsonrpc's), then exits.
+          if (++hellos === 2) stopListening();
+          return { ok: false, reason: 'version-mismatch', version: '0.0.0-other', pid: 1 } as never;
+        },
+      socketPath,
+    );
+    expect(await requestDaemon({ root, env, start: false }, 'daemon/status', {})).toEqual({
+      result: null,
+      fallback: true,
+    });
+    expect(hellos).toBe(2);
   });
 
   it("rejects with the engine's own error, code and all", async () => {
@@ -168,12 +223,38 @@ describe('the one-shot client of the one-question commands', () => {
     expect(declined).toMatchObject({ code: -32601, message: 'mcp/status answers no sampling/ask' });
   });
 
+  it('reports an error the engine did not make with its JSON-RPC code, and keeps it as the cause', async () => {
+    const socketPath = await rawDaemon(
+      frame({ id: 1, result: helloOk }) +
+        frame({ id: 2, error: { code: -32603, message: 'internal error', data: { at: 'x' } } }),
+    );
+    const error = await askOnce(socketPath, 'test', 'mcp/status', {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'daemon-unreachable',
+      message: expect.stringMatching(
+        /^the daemon failed \(JSON-RPC error -32603: internal error\) during mcp\/status; run the command again/,
+      ),
+      cause: { code: -32603, data: { at: 'x' } },
+    });
+  });
+
+  it('rejects, and crashes nothing, on a frame that is not a JSON-RPC message', async () => {
+    for (const body of ['null', '42', '[1]', '{"id":']) {
+      const socketPath = await rawDaemon(`Content-Length: ${body.length}\r\n\r\n${body}`);
+      const error = await askOnce(socketPath, 'test', 'mcp/status', {}).catch((e: unknown) => e);
+      expect(error, body).toMatchObject({
+        code: 'daemon-unreachable',
+        message: expect.stringMatching(/^the daemon sent what is not JSON-RPC during mcp\/status/),
+      });
+    }
+  });
+
   it('reports a daemon that hangs up before it answers, and one that hangs up before hello', async () => {
-    const working = await stubDaemon((hangUp) => async (method) => {
-      if (method === 'hello') return helloOk;
-      // The daemon dies while it works on the request, after its hello went out.
+    const working = await stubDaemon(({ hangUp }) => async (method) => {
+      // The daemon dies while it works on the request, once its hello has gone out.
+      if (method !== 'hello') return new Promise<never>(() => {});
       void replied(1).then(hangUp);
-      return new Promise<never>(() => {});
+      return helloOk;
     });
     const error = await askOnce(working, 'test', 'mcp/status', {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NifflerError);
@@ -184,7 +265,7 @@ describe('the one-shot client of the one-question commands', () => {
       ),
     });
 
-    const starting = await stubDaemon((hangUp) => async () => {
+    const starting = await stubDaemon(({ hangUp }) => async () => {
       hangUp();
       return new Promise<never>(() => {});
     });
