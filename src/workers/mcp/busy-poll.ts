@@ -76,7 +76,7 @@ export class BusyPoll {
   touch(): void {
     if (this.windowMs <= 0) return;
     const now = this.clock.now();
-    if (now - this.last > PAUSE_MS) this.begin(now, this.stretch.polls);
+    if (now - this.last > PAUSE_MS) this.resume(now);
     this.last = now;
     this.stretch.touches++;
     if (now - this.stretch.start >= STRETCH_MS) this.measure(now);
@@ -93,6 +93,18 @@ export class BusyPoll {
   /** True when the stretch under way polls. */
   get polls(): boolean {
     return this.stretch.polls;
+  }
+
+  /**
+   * Traffic resumes after a pause. A trial under way, or waiting for its judgement, is dropped: it
+   * is made again between two stretches of this burst, not judged against another.
+   */
+  private resume(now: number): void {
+    if (this.trial !== undefined || this.stretch.polls !== this.preferPolling) {
+      this.trial = undefined;
+      this.untilTrial = 1;
+    }
+    this.begin(now, this.preferPolling);
   }
 
   private begin(now: number, polls: boolean): void {

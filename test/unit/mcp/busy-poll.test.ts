@@ -120,8 +120,9 @@ describe('BusyPoll', () => {
       poll.touch();
     }
     pass(6);
-    // The trial starts again from here, with traffic where sleeping wins.
-    expect(traffic(poll, pass, 3, (polls) => (polls ? 4 : 8))).toBe('sPs');
+    // The trial is made again within this burst: after one stretch the preferred way, to judge it
+    // by, and judged by the one after it. Here sleeping wins.
+    expect(traffic(poll, pass, 4, (polls) => (polls ? 4 : 8))).toBe('PsPs');
   });
 
   it('never polls with a window of zero', async () => {
