@@ -286,8 +286,10 @@ export class ServerConnection {
       const reason = timeout.signal.aborted
         ? (timeout.signal.reason as Error).message
         : this.describeStartFailure(error);
-      this.generation++;
+      const next = ++this.generation;
       await this.teardown();
+      // Stopped or restarted by hand while the failed attempt was being closed: that decides.
+      if (next !== this.generation) return;
       if (authError || waited)
         this.authFailed(
           authError?.kind ?? 'needs-auth',
@@ -387,9 +389,12 @@ export class ServerConnection {
     this.lastError = { message: `server "${this.name}" ${reason}`, at: Date.now() };
     this.state = delay === null ? 'failed' : 'degraded';
     const closed = this.endGeneration(reason, () => this.describeLoss('tools/call'));
+    // The restart belongs to this generation: a stop or restart while the old process is still
+    // being ended (up to killGraceMs) makes it moot.
+    const next = this.generation;
     this.ctx.log('warn', 'server lost', { server: this.name, reason });
     this.ctx.changed(this, 'status');
-    void closed.then(() => this.schedule(delay, this.generation));
+    void closed.then(() => this.schedule(delay, next));
   }
 
   /** An authorization waits for the browser at `url`, or (null) is over. */
