@@ -89,16 +89,22 @@ const unreachable = (method: string, why: string, cause?: unknown) =>
     cause === undefined ? undefined : { cause },
   );
 
+/** How long a daemon that took the connection may take to say hello. */
+const HELLO_TIMEOUT_MS = 10_000;
+
 /**
  * Sends `hello` and one read-only request to the daemon on `socketPath` in one write, so a warm
  * daemon answers both in one round trip. Engine errors reject as the `NifflerError`s they were; a
- * daemon that hangs up after its hello rejects with `daemon-unreachable`.
+ * daemon that hangs up after its hello, or takes the connection and never says hello (stopped,
+ * or its event loop blocked), rejects with `daemon-unreachable`. The request itself has no time
+ * limit: `mcp/status --wait` waits for servers to start.
  */
 export const askOnce = <M extends OneShotMethod>(
   socketPath: string,
   client: string,
   method: M,
   params: ParamsOf<M>,
+  helloTimeoutMs = HELLO_TIMEOUT_MS,
 ): Promise<OneShot<M>> =>
   new Promise((resolve, reject) => {
     const socket = net.connect(socketPath);
@@ -106,7 +112,9 @@ export const askOnce = <M extends OneShotMethod>(
     let hello: HelloResult | undefined;
     let answer: Reply | undefined;
     let connected = false;
+    let silence: NodeJS.Timeout | undefined;
     const finish = (settle: () => void) => {
+      clearTimeout(silence);
       socket.removeAllListeners('close');
       // Closed at once: ending it politely would keep this process alive until the daemon
       // closes its end too, a round trip (about 1 ms) for nothing.
@@ -133,6 +141,7 @@ export const askOnce = <M extends OneShotMethod>(
           if (message.error || !(message.result as HelloResult | undefined)?.ok)
             return finish(() => resolve({ kind: 'refused' }));
           hello = message.result as HelloResult;
+          clearTimeout(silence);
         } else if (message.id === ASK_ID) answer = message;
       }
       if (!hello || !answer) return;
@@ -163,12 +172,25 @@ export const askOnce = <M extends OneShotMethod>(
       // After connecting, the close that follows reports it.
     });
     socket.on('close', () => {
+      clearTimeout(silence);
       if (!connected) return;
       if (!hello) resolve({ kind: 'refused' });
       else reject(unreachable(method, 'the daemon closed the connection'));
     });
     socket.once('connect', () => {
       connected = true;
+      silence = setTimeout(
+        () =>
+          finish(() =>
+            reject(
+              new NifflerError(
+                'daemon-unreachable',
+                `the niffler daemon on ${socketPath} took the connection but did not answer within ${helloTimeoutMs / 1000} s; it may be stopped or stuck: see its log (niffler daemon status names it), or end it (niffler daemon stop, or kill its pid) and run the command again`,
+              ),
+            ),
+          ),
+        helloTimeoutMs,
+      );
       socket.write(
         frame({
           id: HELLO_ID,

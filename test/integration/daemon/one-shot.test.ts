@@ -249,6 +249,22 @@ describe('the one-shot client of the one-question commands', () => {
     }
   });
 
+  it('gives up on a daemon that takes the connection and never says hello', async () => {
+    const socketPath = path.join(tempDir(), 'frozen.sock');
+    const server = net.createServer((socket) => socket.on('error', () => {}));
+    server.listen(socketPath);
+    await once(server, 'listening');
+    onTestFinished(() => void server.close());
+    const error = await askOnce(socketPath, 'test', 'mcp/status', {}, 50).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NifflerError);
+    expect(error).toMatchObject({
+      code: 'daemon-unreachable',
+      message: expect.stringMatching(
+        /took the connection but did not answer within 0\.05 s; it may be stopped or stuck/,
+      ),
+    });
+  });
+
   it('reports a daemon that hangs up before it answers, and one that hangs up before hello', async () => {
     const working = await stubDaemon(({ hangUp }) => async (method) => {
       // The daemon dies while it works on the request, once its hello has gone out.
