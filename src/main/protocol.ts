@@ -90,6 +90,15 @@ export interface SessionOpened {
   messages: ChatMessage[];
   warnings: string[];
   model: string;
+  /** What the session's turns have used so far, those of earlier runs (its transcript) included. */
+  spent: SessionSpent;
+}
+
+export interface SessionSpent {
+  turns: number;
+  usage: Usage;
+  /** 0 where the models used have no prices in the config. */
+  costUsd: number;
 }
 
 export interface SessionSummary {

@@ -202,6 +202,7 @@ export class Engine implements EngineHandlers {
         messages: session.messages,
         warnings,
         model: this.config.model,
+        spent: { turns: session.turns, usage: session.usage, costUsd: session.costUsd },
       };
     },
     'session/prompt': async (params, { client, signal }) => {

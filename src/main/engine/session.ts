@@ -61,6 +61,7 @@ const addUsage = (a: Usage, b: Usage): Usage => ({
 export class Session {
   readonly messages: ChatMessage[];
   readonly disabled = new Set<string>();
+  /** What its turns have used, those read back from the transcript included. */
   usage: Usage = zeroUsage();
   costUsd = 0;
   #turn: number;
@@ -101,9 +102,17 @@ export class Session {
       loaded.messages,
       turns,
     );
-    for (const entry of loaded.entries)
-      if (entry.type === 'turn-end') session.usage = addUsage(session.usage, entry.usage);
+    for (const entry of loaded.entries) {
+      if (entry.type !== 'turn-end') continue;
+      session.usage = addUsage(session.usage, entry.usage);
+      session.costUsd += entry.costUsd ?? 0;
+    }
     return { session, warnings: loaded.warnings };
+  }
+
+  /** Turns begun in this session, in this run or earlier ones. */
+  get turns(): number {
+    return this.#turn;
   }
 
   /** Closes the transcript once what was appended is written. */

@@ -80,6 +80,7 @@ export const createController = (options: ControllerOptions) => {
       sessionId: opened.sessionId,
       model: model ?? opened.model,
       history,
+      spent: opened.spent,
       ...(note ? { note } : {}),
     });
     for (const warning of opened.warnings) notice('warn', warning);

@@ -199,7 +199,7 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
       ].join('\n');
       return ctx.dispatch({
         type: 'output',
-        title: 'Cost (this session, since niffler started)',
+        title: 'Cost (this session, its earlier runs included)',
         text,
       });
     }

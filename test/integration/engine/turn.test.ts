@@ -1,8 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startInProcess } from '../../../src/main/daemon/in-process.ts';
 import { readTranscript } from '../../../src/main/engine/transcript.ts';
+import type { SessionOpened } from '../../../src/main/protocol.ts';
 import { nifflerPaths } from '../../../src/main/paths.ts';
+import { testEnv } from '../../fixtures/env.ts';
 import { reply } from '../../fixtures/fake-llm/reply.ts';
 import { waitForLines } from '../../unit/tools/repo.ts';
 import { carriers, startHarness, toolMessages } from './harness.ts';
@@ -213,6 +216,27 @@ describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
       role: 'tool',
       result: { ok: false, error: { code: 'canceled' } },
     });
+  });
+
+  it('tells what a session has spent, read back from its transcript by a new engine too', async () => {
+    const h = await startHarness(carrier);
+    h.llm.queue(reply().text('first').usage(100, 40), reply().text('second').usage(50, 10));
+    const id = await h.open();
+    await h.prompt(id, 'one');
+    await h.prompt(id, 'two');
+    // Prices in the harness config: 1 and 2 per million tokens in and out.
+    const check = ({ spent }: SessionOpened) => {
+      expect(spent).toMatchObject({ turns: 2, usage: { inputTokens: 150, outputTokens: 50 } });
+      expect(spent.costUsd).toBeCloseTo((150 + 50 * 2) / 1e6, 12);
+    };
+    check(await h.client.request('session/open', { resume: id }));
+    // A restarted daemon has only the transcript.
+    const again = await startInProcess({
+      root: h.root,
+      env: testEnv({ HOME: path.dirname(h.root), NIFFLER_HOME: h.home }),
+    });
+    onTestFinished(again.close);
+    check(await again.client.request('session/open', { resume: id }));
   });
 
   it('resumes a session: the history goes to the model again', async () => {

@@ -292,6 +292,25 @@ describe('reducer: daemon events → UI state', () => {
     expect(state.totals).toEqual({ inputTokens: 20, outputTokens: 10, costUsd: 1, turns: 2 });
   });
 
+  it('counts from what an opened session has spent, and starts again for another', () => {
+    const opened = (sessionId: string, turns: number, tokens: number, costUsd: number): Action => ({
+      type: 'session-opened',
+      sessionId,
+      model: 'fake',
+      history: [],
+      spent: { turns, usage: { inputTokens: tokens, outputTokens: tokens / 2 }, costUsd },
+    });
+    const end = ev({ type: 'turn-end', summary: summary({ costUsd: 0.5 }) });
+    const state = run([opened('s1', 3, 100, 2), submit, end]);
+    expect(state.totals).toEqual({ inputTokens: 110, outputTokens: 55, costUsd: 2.5, turns: 4 });
+    expect(run([opened('s1', 3, 100, 2), submit, end, opened('s2', 0, 0, 0)]).totals).toEqual({
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: 0,
+      turns: 0,
+    });
+  });
+
   it('notes the servers a prompt waits for, until they leave starting', () => {
     const starting = run([
       { type: 'servers', servers: [server('a', 'starting'), server('b', 'ready')] },
@@ -359,7 +378,14 @@ describe('reducer: daemon events → UI state', () => {
       { role: 'assistant', content: 'It says A.' },
     ]);
     const state = run([
-      { type: 'session-opened', sessionId: 's1', model: 'fake', history, note: 'resumed s1' },
+      {
+        type: 'session-opened',
+        sessionId: 's1',
+        model: 'fake',
+        history,
+        spent: { turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0 },
+        note: 'resumed s1',
+      },
     ]);
     expect(strip(state).committed).toEqual([
       { kind: 'user', text: 'read a', attachments: [] },

@@ -172,6 +172,12 @@ export const reducer = (state: UiState, action: Action): UiState => {
         ...state,
         sessionId: action.sessionId,
         model: action.model,
+        totals: {
+          inputTokens: action.spent.usage.inputTokens,
+          outputTokens: action.spent.usage.outputTokens,
+          costUsd: action.spent.costUsd,
+          turns: action.spent.turns,
+        },
         committed: [...state.committed, ...history],
         nextId: state.nextId + history.length,
       };

@@ -3,6 +3,7 @@ import type {
   ApprovalAsk,
   McpServerStatus,
   SessionEvent,
+  SessionSpent,
   TurnSummary,
 } from '../../../main/protocol.ts';
 import type { McpElicitation, McpElicitationAnswer } from '../../../workers/protocol/mcp.ts';
@@ -97,7 +98,15 @@ export interface UiState {
 export type NewEntry = Entry extends infer E ? (E extends Entry ? Omit<E, 'id'> : never) : never;
 
 export type Action =
-  | { type: 'session-opened'; sessionId: string; model: string; history: NewEntry[]; note?: string }
+  | {
+      type: 'session-opened';
+      sessionId: string;
+      model: string;
+      history: NewEntry[];
+      /** The session's totals so far: the status bar and /cost count from there. */
+      spent: SessionSpent;
+      note?: string;
+    }
   | { type: 'session-event'; event: SessionEvent; now: number }
   | { type: 'submit'; text: string; attachments: string[]; now: number }
   | { type: 'turn-finished'; summary: TurnSummary | null; error?: string }
