@@ -16,14 +16,18 @@ if (!parentPort) throw new Error('the MCP worker must run in a worker thread');
 const port = parentPort;
 const data = workerData as McpWorkerData;
 
-// Half a millisecond of polling after each message in or out: what follows soon (the server's
-// answer, main's next call) is taken without a thread wake-up (see BusyPoll). With a single core
-// there is never one to spare.
+// Half a millisecond of polling after each request from main and each answer to it: what follows
+// soon (the server's answer, main's next call) is taken without a thread wake-up (see BusyPoll).
+// Not after events (progress, logs, status): a server that streams them would keep the thread
+// spinning through a long call for nothing. With a single core there is never one to spare.
 const poll = new BusyPoll(availableParallelism() > 1 ? 0.5 : 0);
 
 // Events leave one by one, as they happen (see RpcChannel.send for why never in batches).
-const post = (event: McpEvent) => {
-  port.postMessage(event);
+const post = (event: McpEvent) => port.postMessage(event);
+
+/** An answer to one of main's requests. */
+const answer = (event: Extract<McpEvent, { type: 'result' | 'error' }>) => {
+  post(event);
   poll.touch();
 };
 
@@ -112,7 +116,7 @@ const handle = async (
 
 const reply = (id: number, value: unknown) => {
   running.delete(id);
-  post({ type: 'result', id, value });
+  answer({ type: 'result', id, value });
 };
 
 const run = (
@@ -137,7 +141,7 @@ const run = (
       (value) => reply(request.id, value),
       (error: unknown) => {
         running.delete(request.id);
-        post({ type: 'error', id: request.id, error: toWire(error, 'mcp-call') });
+        answer({ type: 'error', id: request.id, error: toWire(error, 'mcp-call') });
       },
     )
     .finally(() => {
