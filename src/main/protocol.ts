@@ -90,11 +90,15 @@ export interface SessionOpened {
   messages: ChatMessage[];
   warnings: string[];
   model: string;
-  /** What the session's turns have used so far, those of earlier runs (its transcript) included. */
-  spent: SessionSpent;
+  /**
+   * What the session's turns have used so far, those of earlier runs (its transcript) included.
+   * Absent from a daemon built before it was added, which says the same version.
+   */
+  spent?: SessionSpent;
 }
 
 export interface SessionSpent {
+  /** Turns that ended (a turn cut short by a killed daemon does not count; its tokens do). */
   turns: number;
   usage: Usage;
   /** 0 where the models used have no prices in the config. */

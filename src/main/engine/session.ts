@@ -64,7 +64,9 @@ export class Session {
   /** What its turns have used, those read back from the transcript included. */
   usage: Usage = zeroUsage();
   costUsd = 0;
+  /** The number of the last turn begun (transcript entries carry it). */
   #turn: number;
+  #ended = 0;
   #running = false;
 
   private constructor(
@@ -94,25 +96,34 @@ export class Session {
   /** Reopens a session from its transcript (torn lines skipped, reported in `warnings`). */
   static resume(deps: SessionDeps, id: string): { session: Session; warnings: string[] } {
     const loaded = readTranscript(deps.sessionsDir, id);
-    const turns = loaded.entries.filter((e) => e.type === 'turn-start').length;
+    // Numbered on from the highest turn written: a turn that failed before its start was written
+    // still has its end there.
+    const lastTurn = Math.max(0, ...loaded.entries.map((e) => ('turn' in e ? e.turn : 0)));
     const session = new Session(
       id,
       deps,
       Transcript.open(deps.sessionsDir, id),
       loaded.messages,
-      turns,
+      lastTurn,
     );
+    const ended = new Set<number>();
+    for (const entry of loaded.entries) if (entry.type === 'turn-end') ended.add(entry.turn);
     for (const entry of loaded.entries) {
-      if (entry.type !== 'turn-end') continue;
-      session.usage = addUsage(session.usage, entry.usage);
-      session.costUsd += entry.costUsd ?? 0;
+      if (entry.type === 'turn-end') {
+        session.usage = addUsage(session.usage, entry.usage);
+        session.costUsd += entry.costUsd ?? 0;
+        session.#ended++;
+      } else if (entry.type === 'message' && entry.usage && !ended.has(entry.turn)) {
+        // A turn cut short (the daemon was killed): what its finished steps used.
+        session.usage = addUsage(session.usage, entry.usage);
+      }
     }
     return { session, warnings: loaded.warnings };
   }
 
-  /** Turns begun in this session, in this run or earlier ones. */
+  /** Turns that ended in this session, in this run or earlier ones. */
   get turns(): number {
-    return this.#turn;
+    return this.#ended;
   }
 
   /** Closes the transcript once what was appended is written. */
@@ -155,6 +166,7 @@ export class Session {
         : undefined;
       this.usage = addUsage(this.usage, usage);
       if (costUsd !== undefined) this.costUsd += costUsd;
+      this.#ended++;
       const summary: TurnSummary = {
         outcome,
         text: lastText,

@@ -1,6 +1,6 @@
 import type { EngineApi as EngineClient } from './deferred-client.ts';
 import type { Env } from '../../main/paths.ts';
-import type { McpServerStatus, SessionEvent } from '../../main/protocol.ts';
+import type { McpServerStatus, SessionEvent, SessionSpent } from '../../main/protocol.ts';
 import { VERSION } from '../../main/version.ts';
 import { parseSlash } from './commands.ts';
 import { attachFiles } from './files.ts';
@@ -10,6 +10,13 @@ import { runSlash } from './slash.ts';
 import { entriesFromMessages } from './state/history.ts';
 import type { Action, Dialog, DialogAnswer, UiState } from './state/types.ts';
 import { preloadMarkdown } from './markdown.ts';
+
+/** What a session opened by a daemon that does not say has spent, as far as we know. */
+const NOTHING_SPENT: SessionSpent = {
+  turns: 0,
+  usage: { inputTokens: 0, outputTokens: 0 },
+  costUsd: 0,
+};
 
 export interface ControllerOptions {
   client: EngineClient;
@@ -80,7 +87,7 @@ export const createController = (options: ControllerOptions) => {
       sessionId: opened.sessionId,
       model: model ?? opened.model,
       history,
-      spent: opened.spent,
+      spent: opened.spent ?? NOTHING_SPENT,
       ...(note ? { note } : {}),
     });
     for (const warning of opened.warnings) notice('warn', warning);

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startInProcess } from '../../../src/main/daemon/in-process.ts';
@@ -224,19 +224,48 @@ describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
     const id = await h.open();
     await h.prompt(id, 'one');
     await h.prompt(id, 'two');
+    // A turn that fails before it starts (an unknown model) still ends, and counts.
+    expect(await h.prompt(id, 'three', { model: 'missing' })).toMatchObject({ outcome: 'error' });
     // Prices in the harness config: 1 and 2 per million tokens in and out.
-    const check = ({ spent }: SessionOpened) => {
-      expect(spent).toMatchObject({ turns: 2, usage: { inputTokens: 150, outputTokens: 50 } });
-      expect(spent.costUsd).toBeCloseTo((150 + 50 * 2) / 1e6, 12);
+    const spent = { turns: 3, usage: { inputTokens: 150, outputTokens: 50 } };
+    const check = (opened: SessionOpened, extraTokens = 0) => {
+      expect(opened.spent).toMatchObject({
+        ...spent,
+        usage: { inputTokens: 150 + extraTokens, outputTokens: 50 + extraTokens },
+      });
+      expect(opened.spent?.costUsd).toBeCloseTo((150 + 50 * 2) / 1e6, 12);
     };
     check(await h.client.request('session/open', { resume: id }));
-    // A restarted daemon has only the transcript.
+
+    // A restarted daemon has only the transcript, here with a fourth turn cut short by a kill:
+    // not a turn that ended, but its finished step's tokens were spent.
+    const file = path.join(
+      nifflerPaths(h.root, { NIFFLER_HOME: h.home }).sessionsDir,
+      `${id}.jsonl`,
+    );
+    const time = new Date().toISOString();
+    appendFileSync(
+      file,
+      [
+        { type: 'turn-start', time, turn: 4, model: 'fake' },
+        {
+          type: 'message',
+          time,
+          turn: 4,
+          message: { role: 'assistant', content: 'partial' },
+          model: 'fake',
+          usage: { inputTokens: 7, outputTokens: 7 },
+        },
+      ]
+        .map((entry) => JSON.stringify(entry) + '\n')
+        .join(''),
+    );
     const again = await startInProcess({
       root: h.root,
       env: testEnv({ HOME: path.dirname(h.root), NIFFLER_HOME: h.home }),
     });
     onTestFinished(again.close);
-    check(await again.client.request('session/open', { resume: id }));
+    check(await again.client.request('session/open', { resume: id }), 7);
   });
 
   it('resumes a session: the history goes to the model again', async () => {
