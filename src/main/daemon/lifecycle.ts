@@ -6,6 +6,7 @@ import { NifflerError } from '../errors.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
 import { distFile, isSourceRun } from '../threads/entry.ts';
 import { connectSocket, type EngineClient } from './client.ts';
+import { isNoDaemon } from './one-shot.ts';
 
 /** The daemon entry: `dist/daemon.js` in a build, the TypeScript source (via tsx) in dev and tests. */
 const daemonCommand = (): { file: string; execArgv: string[] } =>
@@ -28,11 +29,6 @@ export const isAlive = (pid: number): boolean => {
   } catch {
     return true;
   }
-};
-
-const isNoDaemon = (error: unknown): boolean => {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ENOTSOCK';
 };
 
 export interface ConnectOptions {

@@ -3,6 +3,7 @@ import { NifflerError, fromWire, type WireError } from '../errors.ts';
 import { nifflerPaths } from '../paths.ts';
 import { VERSION } from '../version.ts';
 import { WIRE_ERROR_CODE, type HelloResult, type ParamsOf, type ResultOf } from '../protocol.ts';
+import { frame, FrameReader } from './frames.ts';
 import type { ConnectOptions } from './lifecycle.ts';
 
 // The one-question commands (`mcp status`, `daemon status`) ask a warm daemon one thing and print
@@ -21,36 +22,6 @@ interface Reply {
   method?: string;
   result?: unknown;
   error?: { code: number; message: string; data?: unknown };
-}
-
-/** One message framed as the daemon's JSON-RPC library reads it (LSP base protocol). */
-export const frame = (message: object): string => {
-  const body = JSON.stringify({ jsonrpc: '2.0', ...message });
-  return `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-};
-
-/** Splits the daemon's byte stream into its messages, however the stream is chunked. */
-export class FrameReader {
-  #buffer: Buffer = Buffer.alloc(0);
-
-  /** Adds a chunk; returns the messages it completes. Throws on a frame it cannot read. */
-  push(chunk: Buffer): unknown[] {
-    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
-    const messages: unknown[] = [];
-    for (;;) {
-      const headerEnd = this.#buffer.indexOf('\r\n\r\n');
-      if (headerEnd < 0) return messages;
-      const headers = this.#buffer.subarray(0, headerEnd).toString('ascii');
-      const length = /^content-length: *(\d+) *$/im.exec(headers)?.[1];
-      if (length === undefined)
-        throw new Error(`a message without a Content-Length header (${JSON.stringify(headers)})`);
-      const start = headerEnd + 4;
-      const end = start + Number(length);
-      if (this.#buffer.length < end) return messages;
-      messages.push(JSON.parse(this.#buffer.subarray(start, end).toString('utf8')));
-      this.#buffer = this.#buffer.subarray(end);
-    }
-  }
 }
 
 const HELLO_ID = 1;
@@ -76,7 +47,8 @@ export type OneShot<M extends OneShotMethod> =
   /** A daemon listens but did not say hello: another version, or it went away first. */
   | { kind: 'refused' };
 
-const isNoDaemon = (error: unknown): boolean => {
+/** True for the errors of connecting where no daemon listens (no socket, or a stale one). */
+export const isNoDaemon = (error: unknown): boolean => {
   const code = (error as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ENOTSOCK';
 };

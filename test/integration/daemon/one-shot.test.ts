@@ -11,7 +11,8 @@ import {
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { connectSocket } from '../../../src/main/daemon/client.ts';
 import { serveConnection, type EngineHandlers } from '../../../src/main/daemon/connection.ts';
-import { askOnce, frame, requestDaemon } from '../../../src/main/daemon/one-shot.ts';
+import { frame } from '../../../src/main/daemon/frames.ts';
+import { askOnce, requestDaemon } from '../../../src/main/daemon/one-shot.ts';
 import { runDaemon } from '../../../src/main/daemon/server.ts';
 import { NifflerError } from '../../../src/main/errors.ts';
 import { nifflerPaths } from '../../../src/main/paths.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { frame, FrameReader } from '../../../src/main/daemon/one-shot.ts';
+import { frame, FrameReader } from '../../../src/main/daemon/frames.ts';
 
 // The one-shot client's framing (src/main/daemon/one-shot.ts), read back whatever the chunking.
 describe('one-shot framing', () => {
