@@ -73,16 +73,12 @@ export const normalizeResult = async (
   let text = converted.map((c) => c.text).join('\n');
   if (text === '' && result.structuredContent !== undefined)
     text = JSON.stringify(result.structuredContent, null, 2);
-  // Most results fit: they take no round through capOutput's file writing.
-  const { output, savedTo } =
-    text.length <= options.maxChars
-      ? { output: text, savedTo: undefined }
-      : await capOutput(text, {
-          maxChars: options.maxChars,
-          outputsDir: options.outputsDir,
-          label: options.label,
-          note: 'short',
-        });
+  const { output, savedTo } = await capOutput(text, {
+    maxChars: options.maxChars,
+    outputsDir: options.outputsDir,
+    label: options.label,
+    note: 'short',
+  });
   const content = converted
     .map((c) => c.content)
     .filter((c) => savedTo === undefined || c.type !== 'text');
