@@ -19,7 +19,7 @@ export interface LogOptions {
   /** Rotate when the file passes this many bytes (one `.1` generation kept). */
   maxBytes?: number;
   /** Values that must never be written (expanded secrets). */
-  secrets?: () => Iterable<string>;
+  secrets?: () => readonly string[];
 }
 
 /**
@@ -51,7 +51,7 @@ const fileLogger = (
   const write = (lvl: LogLevel, msg: string, data?: Record<string, unknown>) => {
     if (!options.file || RANK[lvl] < RANK[level]) return;
     // Every string as it is, before JSON escapes a secret in it (see redact).
-    const secrets = options.secrets ? [...options.secrets()] : [];
+    const secrets = options.secrets?.() ?? [];
     const line = JSON.stringify({
       time: new Date().toISOString(),
       level: lvl,
