@@ -24,8 +24,9 @@ import { shortHash } from '../main/paths.ts';
  *
  * The cache is one file per bundle path, headed by a key of the bundle's identity (the digest the
  * build gave it, inode, size, modification time) and the Node version: a rebuilt, moved or edited
- * bundle, or another Node, misses and writes a new one. V8 checks the data again and rejects what does not fit its own build.
- * It lives under `NIFFLER_HOME`, which only its user can write: code read from it runs as them.
+ * bundle, or another Node, misses and writes a new one. V8 checks the data again and rejects what
+ * does not fit its own build. It lives under `NIFFLER_HOME`, which only its user can write: code
+ * read from it runs as them.
  * The cache is only an optimization: any failure to read or write it falls back to a plain load.
  * The bundle must not use `import()` (the build turns it into `require`): a vm.Script has no
  * module loader unless given Node's experimental one.
