@@ -1,15 +1,7 @@
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI, niffler } from './cli.ts';
+import { copyBuild, niffler } from './cli.ts';
 import { makeE2eWorkspace } from './workspace.ts';
 
 // The bin loads dist/fast.cjs through a V8 code cache it writes after a run (src/ui/code-cache.ts).
@@ -17,16 +9,13 @@ import { makeE2eWorkspace } from './workspace.ts';
 describe('the code cache of the fast path', () => {
   it('is written once, reused, and never serves code of a bundle that changed', async () => {
     const ws = makeE2eWorkspace();
-    // A copy of the two bundles of the fast path, so this test can change one.
-    const bin = path.join(ws.base, 'bin');
-    mkdirSync(bin);
-    for (const file of ['cli.cjs', 'fast.cjs'])
-      copyFileSync(path.join(path.dirname(CLI), file), path.join(bin, file));
+    // A copy of the build, so this test can change the fast path's bundle.
+    const bin = copyBuild('niffler-e2e-code-cache');
     const status = async () => {
       const result = await niffler(['daemon', 'status', '--json'], {
         cwd: ws.repo,
         env: ws.env,
-        bin: path.join(bin, 'cli.cjs'),
+        bin,
       });
       expect(result.stderr).toBe('');
       expect(result.exitCode).toBe(0);
@@ -51,7 +40,7 @@ describe('the code cache of the fast path', () => {
 
     // The same length of source with other code in it: V8's own check (which looks at the length)
     // would take the old code; the key (inode, size, modification time) does not.
-    const fast = path.join(bin, 'fast.cjs');
+    const fast = path.join(path.dirname(bin), 'fast.cjs');
     const source = readFileSync(fast, 'utf8');
     expect(source).toContain('running: false,');
     writeFileSync(fast, source.replace('running: false,', 'running: 12345,'));
