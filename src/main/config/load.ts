@@ -4,9 +4,17 @@ import { NifflerError } from '../errors.ts';
 import { findWorkspace, nifflerPaths, type Env, type Workspace } from '../paths.ts';
 import { expandVariables } from './expand.ts';
 import { importClaudeFormat } from './interop.ts';
-import { mergeLayer, setPath, type Origin, type Origins } from './merge.ts';
+import {
+  mergeLayer,
+  parseKeyPath,
+  PathConflict,
+  setAt,
+  type Origin,
+  type Origins,
+} from './merge.ts';
 import { ConfigSchema, DEFAULT_MODELS, type Config, type McpServerConfig } from './schema.ts';
 import {
+  formatPath,
   formatPlace,
   readConfigFile,
   type ConfigSource,
@@ -14,8 +22,10 @@ import {
   type ParsedFile,
 } from './source.ts';
 import { checkTrust, readTrust, type GatedParts, type TrustState } from './trust.ts';
-import { validateLayer } from './validate.ts';
+import { validateLayer, validateMerged } from './validate.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
+
+type Data = Record<string, unknown>;
 
 /** `NIFFLER_*` variables that set config keys (above the files, below flags). */
 export const ENV_KEYS: Record<string, string[]> = {
@@ -27,7 +37,7 @@ export const ENV_KEYS: Record<string, string[]> = {
 
 /** A command-line override: `--model x` or `--set key.path=value`. */
 export interface FlagOverride {
-  path: string[];
+  path: readonly PropertyKey[];
   value: unknown;
   flag: string;
 }
@@ -136,18 +146,50 @@ const expandLayer = (layer: ParsedFile, env: Env, errors: string[]): ParsedFile 
   return { ...layer, data };
 };
 
-const envLayer = (env: Env): ParsedFile | undefined => {
-  let data: Record<string, unknown> = {};
-  const names: Record<string, string> = {};
-  for (const [name, keyPath] of Object.entries(ENV_KEYS)) {
+/** One value set at an exact key path by a `NIFFLER_*` variable or a flag. */
+interface Override {
+  path: readonly PropertyKey[];
+  value: unknown;
+  origin: Origin;
+}
+
+const envOverrides = (env: Env): Override[] =>
+  Object.entries(ENV_KEYS).flatMap(([name, path]) => {
     const raw = env[name];
-    if (raw === undefined || raw === '') continue;
-    data = mergeLayer(data, setPath(keyPath, parseScalar(raw)), new Map(), () => ({ kind: 'env' }));
-    names[keyPath.join('.')] = name;
-  }
-  if (Object.keys(names).length === 0) return undefined;
-  return { source: { kind: 'env' }, data, lineOf: () => undefined };
-};
+    return raw === undefined || raw === ''
+      ? []
+      : [{ path, value: parseScalar(raw), origin: { kind: 'env' as const, label: name } }];
+  });
+
+/** Applies overrides in order, each setting exactly its path (see `setAt`). */
+const applyOverrides = (data: Data, overrides: Override[], origins: Origins): Data =>
+  overrides.reduce((merged, override) => {
+    try {
+      return setAt(merged, override.path, override.value, origins, () => override.origin);
+    } catch (error) {
+      if (!(error instanceof PathConflict)) throw error;
+      throw new NifflerError(
+        'config-invalid',
+        `${override.origin.label ?? override.origin.kind}: cannot set ${formatPath(override.path)}: ${formatPath(error.at)} is ${error.found}`,
+      );
+    }
+  }, data);
+
+/**
+ * Where a merged value came from, for error messages: `file:line key` (the line of that key in
+ * that file, read from its YAML), `NIFFLER_X (environment)`, or `--set a.b (a.b.c)`.
+ */
+const describeOrigin =
+  (env: Env, layers: readonly ParsedFile[]) =>
+  (origin: Origin, at: KeyPath): string => {
+    if (origin.file) {
+      const layer = layers.find((l) => l.source.file === origin.file);
+      return formatPlace(origin.file, layer?.lineOf(at) ?? origin.line, at, env);
+    }
+    if (origin.kind === 'env') return `${origin.label} (environment)`;
+    const what = origin.label ?? origin.kind;
+    return at.length ? `${what} (${formatPath(at)})` : what;
+  };
 
 const parseScalar = (raw: string): unknown => {
   try {
@@ -159,9 +201,11 @@ const parseScalar = (raw: string): unknown => {
 
 /**
  * Loads the configuration of the workspace around `cwd`: defaults < global < NIFFLER_MCP_CONFIG <
- * `.mcp.json` < `.niffler/config.yaml` < `NIFFLER_*` env < flags. Validates each layer (errors
- * name file:line and key path), applies workspace trust and returns the result or the error:
- * never throws, so a running daemon can keep its last good config.
+ * `.mcp.json` < `.niffler/config.yaml` < `NIFFLER_*` env < flags. Files merge deeply; variables
+ * and flags set exactly the path they name. Each file is checked for unknown keys and mistyped
+ * values, then the merged result once (errors name the file:line, variable or flag behind the
+ * value); applies workspace trust and returns the result or the error: never throws, so a running
+ * daemon can keep its last good config.
  */
 export const loadConfig = (options: LoadOptions = {}): LoadResult => {
   try {
@@ -241,49 +285,17 @@ const load = (options: LoadOptions): LoadedConfig => {
 
   const expanded = layers.map((layer) => expandLayer(layer, env, errors));
   for (const layer of expanded) errors.push(...validateLayer(layer, env));
-
-  const envData = envLayer(env);
-  if (envData) {
-    const byPath = Object.fromEntries(
-      Object.entries(ENV_KEYS).map(([name, keyPath]) => [keyPath.join('.'), name]),
-    );
-    errors.push(
-      ...validateLayer(
-        envData,
-        env,
-        (at) => `${byPath[at.join('.')] ?? 'NIFFLER_*'} (environment)`,
-      ),
-    );
-  }
-  // All flags form one layer, so `--set models.x.provider=… --set models.x.model=…` validates whole.
-  const flags = options.flags ?? [];
-  const flagData = flags.reduce<Record<string, unknown>>(
-    (acc, flag) =>
-      mergeLayer(acc, setPath(flag.path, flag.value), new Map(), () => ({ kind: 'flag' })),
-    {},
-  );
-  const flagLayers: ParsedFile[] = flags.length
-    ? [{ source: { kind: 'flag', file: undefined }, data: flagData, lineOf: () => undefined }]
-    : [];
-  const flagName = (at: KeyPath): string =>
-    flags.find(
-      (f) => at.join('.').startsWith(f.path.join('.')) || f.path.join('.').startsWith(at.join('.')),
-    )?.flag ?? '--set';
-  for (const layer of flagLayers)
-    errors.push(...validateLayer(layer, env, (at) => `${flagName(at)} (${at.join('.')})`));
   if (errors.length) throw new NifflerError('config-invalid', errors.join('\n'), { errors });
 
   const origins: Origins = new Map();
-  let merged: Record<string, unknown> = mergeLayer(
+  let merged: Data = mergeLayer(
     {},
     { ...ConfigSchema.parse({}), models: DEFAULT_MODELS },
     origins,
-    () => ({
-      kind: 'default',
-    }),
+    () => ({ kind: 'default' }),
   );
   const serverSource = new Map<string, Origin>();
-  for (const layer of [...expanded, ...(envData ? [envData] : []), ...flagLayers]) {
+  for (const layer of expanded) {
     let data = layer.data;
     if (isRepoLayer(layer) && !trust.settingsTrusted) {
       const stripped = withoutGatedSettings(data);
@@ -307,14 +319,23 @@ const load = (options: LoadOptions): LoadedConfig => {
         )
           serverSource.set(name, origin(['mcpServers', name]));
   }
+  const overrides: Override[] = [
+    ...envOverrides(env),
+    ...(options.flags ?? []).map((flag) => ({
+      path: flag.path,
+      value: flag.value,
+      origin: { kind: 'flag' as const, label: flag.flag },
+    })),
+  ];
+  merged = applyOverrides(merged, overrides, origins);
+  for (const { path: at, origin } of overrides)
+    if (at[0] === 'mcpServers' && at.length > 1 && !serverSource.has(String(at[1])))
+      serverSource.set(String(at[1]), origin);
 
-  const parsed = ConfigSchema.safeParse(merged);
-  if (!parsed.success)
-    throw new NifflerError(
-      'config-invalid',
-      `the merged configuration is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-    );
-  const config = parsed.data;
+  const problems = validateMerged(merged, origins, describeOrigin(env, expanded));
+  if (problems.length)
+    throw new NifflerError('config-invalid', problems.join('\n'), { errors: problems });
+  const config = ConfigSchema.parse(merged);
   if (!config.models[config.model])
     warnings.push(
       `model "${config.model}" is not defined under models; defined: ${Object.keys(config.models).join(', ')}`,
@@ -366,16 +387,20 @@ export const isStartable = (server: ResolvedServer): boolean =>
 export const serversToStart = (loaded: LoadedConfig): ResolvedServer[] =>
   loaded.servers.filter((s) => isStartable(s) && s.autoStart);
 
-/** Parses `--set key.path=value` (the value as YAML: numbers, booleans, lists). */
+/**
+ * Parses `--set key.path=value` (the value as YAML: numbers, booleans, lists). The path takes
+ * `[N]` list indexes and `"…"` around a key with dots: `--set 'mcpServers."a.b".timeout=30'`.
+ */
 export const parseSetFlag = (text: string): FlagOverride => {
   const at = text.indexOf('=');
-  if (at <= 0)
+  const path = at > 0 ? parseKeyPath(text.slice(0, at)) : undefined;
+  if (!path)
     throw new NifflerError(
       'usage',
-      `--set expects key.path=value, got "${text}"; e.g. --set daemon.idleMinutes=5`,
+      `--set expects key.path=value, got "${text}"; e.g. --set daemon.idleMinutes=5 or --set tools.allowedPaths[0]=/data`,
     );
   return {
-    path: text.slice(0, at).split('.'),
+    path,
     value: parseScalar(text.slice(at + 1)),
     flag: `--set ${text.slice(0, at)}`,
   };

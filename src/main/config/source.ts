@@ -20,6 +20,8 @@ export interface ConfigSource {
   kind: SourceKind;
   /** The file, for file sources. */
   file?: string;
+  /** The variable or flag, for `env` and `flag` sources: `NIFFLER_MODEL`, `--set a.b`. */
+  label?: string;
 }
 
 /** One parsed configuration file, kept with its YAML document so any key path maps to a line. */
@@ -57,6 +59,7 @@ export const formatPlace = (
 };
 
 export const describeValue = (value: unknown): string => {
+  if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';

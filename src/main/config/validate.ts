@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { ConfigSchema } from './schema.ts';
-import { describeValue, formatPlace, type KeyPath, type ParsedFile } from './source.ts';
+import { originsUnder, type Origin, type Origins } from './merge.ts';
+import { describeValue, formatPath, formatPlace, type KeyPath, type ParsedFile } from './source.ts';
 import type { Env } from '../paths.ts';
 
 type Issue = z.core.$ZodIssue;
@@ -66,38 +67,69 @@ const expectedOf = (issue: Issue, found: unknown): string => {
   }
 };
 
-/**
- * Checks one layer against the schema. Returns one message per problem, each naming the file and
- * line (or env variable / flag), the key path, what was expected and what was found.
- */
-export const validateLayer = (
-  layer: ParsedFile,
-  env?: Env,
-  placeName?: (path: KeyPath) => string,
-): string[] => {
-  const result = ConfigSchema.safeParse(layer.data);
+const messageOf = (issue: Issue, found: unknown, place: (path: KeyPath) => string): string => {
+  if (issue.code !== 'unrecognized_keys')
+    return `${place(issue.path)}: ${expectedOf(issue, found)}`;
+  const allowed = keysAt(issue.path);
+  return issue.keys
+    .map((key) => {
+      const hint = closest(key, allowed);
+      return `${place([...issue.path, key])}: unknown key${hint ? `; did you mean "${hint}"?` : ''}${allowed.length ? ` expected one of: ${allowed.join(', ')}` : ''}`;
+    })
+    .join('\n');
+};
+
+/** The schema's issues with `data`, less the "needs command or url" that a misspelled key trips. */
+const issuesOf = (data: unknown): Issue[] => {
+  const result = ConfigSchema.safeParse(data);
   if (result.success) return [];
-  const place = (path: KeyPath): string =>
-    placeName ? placeName(path) : formatPlace(layer.source.file, layer.lineOf(path), path, env);
-  // A misspelled key also trips "needs command or url"; the unknown key is the real problem.
   const unknownAt = new Set(
     result.error.issues.filter((i) => i.code === 'unrecognized_keys').map((i) => i.path.join('.')),
   );
-  const issues = result.error.issues.filter(
-    (i) => i.code !== 'custom' || !unknownAt.has(i.path.join('.')),
-  );
-  return issues.map((issue) => {
-    if (issue.code === 'unrecognized_keys') {
-      const allowed = keysAt(issue.path);
-      return issue.keys
-        .map((key) => {
-          const path = [...issue.path, key];
-          const hint = closest(key, allowed);
-          return `${place(path)}: unknown key${hint ? `; did you mean "${hint}"?` : ''}${allowed.length ? ` expected one of: ${allowed.join(', ')}` : ''}`;
-        })
-        .join('\n');
+  return result.error.issues.filter((i) => i.code !== 'custom' || !unknownAt.has(i.path.join('.')));
+};
+
+/**
+ * Checks what one file says, before layers merge: unknown keys and values of the wrong type or
+ * range, each naming the file and line. What a file leaves out, and rules across keys (a server
+ * needs `command` or `url`), are judged on the merged result by `validateMerged`.
+ */
+export const validateLayer = (layer: ParsedFile, env?: Env): string[] =>
+  issuesOf(layer.data)
+    .filter((issue) => issue.code !== 'custom')
+    .flatMap((issue) => {
+      const found = valueAt(layer.data, issue.path);
+      if (issue.code !== 'unrecognized_keys' && found === undefined) return [];
+      const place = (path: KeyPath) =>
+        formatPlace(layer.source.file, layer.lineOf(path), path, env);
+      return [messageOf(issue, found, place)];
+    });
+
+/**
+ * Checks the merged configuration once. Each problem is placed where its value came from
+ * (`origins`): the file:line, variable or flag that set it; a missing value is placed at what set
+ * the entry around it, so `models.fast: { model: x }` over nothing names the file that wrote it.
+ */
+export const validateMerged = (
+  data: Record<string, unknown>,
+  origins: Origins,
+  describe: (origin: Origin, path: KeyPath) => string,
+): string[] => {
+  // The nearest contribution at or above `path`, the last (highest-precedence) one there.
+  const place = (path: KeyPath): string => {
+    for (let at = path; ; at = at.slice(0, -1)) {
+      const origin = originsUnder(origins, at).at(-1);
+      if (origin) return describe(origin, path);
+      if (at.length === 0) return formatPath(path);
     }
-    return `${place(issue.path)}: ${expectedOf(issue, valueAt(layer.data, issue.path))}`;
+  };
+  return issuesOf(data).map((issue) => {
+    const found = valueAt(data, issue.path);
+    const message = messageOf(issue, found, place);
+    if (issue.code === 'unrecognized_keys' || found !== undefined) return message;
+    const around = issue.path.slice(0, -1);
+    const sources = [...new Set(originsUnder(origins, around).map((o) => describe(o, around)))];
+    return `${message}; no file, variable or flag sets it${sources.length ? ` (the entry: ${sources.join(' and ')})` : ''}`;
   });
 };
 

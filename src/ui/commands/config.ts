@@ -6,11 +6,11 @@ import { tildify } from '../../main/paths.ts';
 import { loadForCommand, type GlobalOptions } from '../context.ts';
 import { print, printJson, warn } from '../render/output.ts';
 
-/** `file:line`, `env`, `flag` or `default`: where a value came from. */
+/** `file:line`, the variable (`NIFFLER_MODEL`), the flag (`--set a.b`) or `default`. */
 const describeOrigin = (origin: Origin | undefined): string => {
   if (!origin) return 'default';
   if (origin.file) return `${tildify(origin.file)}${origin.line ? `:${origin.line}` : ''}`;
-  return origin.kind;
+  return origin.label ?? origin.kind;
 };
 
 const originOf = (loaded: LoadedConfig, path: readonly PropertyKey[]): Origin | undefined => {
