@@ -79,6 +79,7 @@ export const resolveModelSpec = (
     ...(entry.headers ? { headers: entry.headers } : {}),
     retry: { ...DEFAULT_RETRY, ...overrides.retry },
     stallTimeoutMs: overrides.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
+    configFile,
   };
 };
 

@@ -37,8 +37,8 @@ export class HttpStatusError extends Error {
   }
 }
 
-const CONFIGURE =
-  'configure a model under `models:` in ~/.niffler/config.yaml (or .niffler/config.yaml) and choose it with `model:` or `--model NAME`';
+const configure = (spec: ModelSpec): string =>
+  `configure a model under \`models:\` in ${spec.configFile ?? '~/.niffler/config.yaml'} (or .niffler/config.yaml) and choose it with \`model:\` or \`--model NAME\``;
 const NO_TOOLS =
   /does not support tools|tools? (?:are|is) not supported|does not support (?:function|tool) call/i;
 const UNREACHABLE = new Set([
@@ -124,7 +124,7 @@ export const classify = (error: unknown, spec: ModelSpec): LlmFailure => {
     return new LlmFailure(
       'llm-unreachable',
       `could not reach ${describe(spec)}: ${unreachable === 'ECONNREFUSED' ? 'connection refused' : unreachable}. ` +
-        `Start that server, or ${CONFIGURE}.`,
+        `Start that server, or ${configure(spec)}.`,
       { data: { url: spec.baseUrl, code: unreachable } },
     );
   const all = messages.join(' | ');

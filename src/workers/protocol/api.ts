@@ -89,6 +89,8 @@ export interface ModelSpec {
   retry: RetrySettings;
   /** The stream fails with `timeout` after this long without a byte (before and after the first token). */
   stallTimeoutMs: number;
+  /** The user's config file as they would type it (`~/.niffler/config.yaml`), for messages. */
+  configFile?: string;
 }
 
 /** One call to a model. System prompts may be `system` messages anywhere at the front. */

@@ -129,6 +129,10 @@ describe.each(['openai', 'anthropic', 'ollama'] as const)('%s', (provider) => {
     expect(error?.message).toContain('connection refused');
     expect(error?.message).toContain('`models:` in ~/.niffler/config.yaml');
     expect(error?.message).toContain('--model');
+    const moved = await collect(
+      host.stream(request(specFor(provider, gone, { configFile: '/srv/nf/config.yaml' }))),
+    );
+    expect(moved.error?.message).toContain('`models:` in /srv/nf/config.yaml');
   });
 });
 

@@ -37,7 +37,16 @@ describe('resolveModelSpec', () => {
       reasoning: false,
       retry: DEFAULT_RETRY,
       stallTimeoutMs: 180_000,
+      configFile: '~/.niffler/config.yaml',
     });
+  });
+
+  it('names the config file NIFFLER_HOME points at, not ~/.niffler', () => {
+    const elsewhere = { ...env, NIFFLER_HOME: '/srv/nf' };
+    expect(() => resolveModelSpec(config, 'nope', elsewhere)).toThrow(
+      'Add it under `models:` in /srv/nf/config.yaml (or .niffler/config.yaml)',
+    );
+    expect(resolveModelSpec(config, 'vllm', elsewhere).configFile).toBe('/srv/nf/config.yaml');
   });
 
   it('reads ANTHROPIC_API_KEY for the official host when apiKeyEnv is absent', () => {
