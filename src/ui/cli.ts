@@ -51,7 +51,17 @@ const loadFast = async (): Promise<typeof Fast> =>
         { typicalRun: (fast) => fast.typicalRun() },
       );
 
+/** The oldest Node niffler runs on; a checkout's npm scripts and npx bring their own (node@22). */
+const MIN_NODE_MAJOR = 22;
+
 const main = async (argv: string[]): Promise<number> => {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major < MIN_NODE_MAJOR) {
+    process.stderr.write(
+      `niffler: needs Node.js ${MIN_NODE_MAJOR} or newer, and ${process.execPath} is ${process.version}; install Node ${MIN_NODE_MAJOR} (nodejs.org, or nvm install ${MIN_NODE_MAJOR}) and put it first on PATH\n`,
+    );
+    return 1;
+  }
   const args = argv.slice(2);
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
     process.stdout.write(`${VERSION}\n`);
