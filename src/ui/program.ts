@@ -1,5 +1,7 @@
 import { Command, Option } from 'commander';
+import { TRUST_LEVELS } from '../main/trust/levels.ts';
 import { VERSION } from '../main/version.ts';
+import { MCP_SERVER_STATES } from '../workers/protocol/mcp.ts';
 import type { GlobalOptions } from './context.ts';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -120,7 +122,7 @@ Examples:
   mcp
     .command('list')
     .description(
-      'configured servers with source file, transport, enabled and trusted (starts nothing)',
+      `configured servers: transport, enabled, trust (${TRUST_LEVELS.join(' | ')}), source file:line, what they run (starts nothing)`,
     )
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) =>
@@ -129,7 +131,7 @@ Examples:
   mcp
     .command('status')
     .description(
-      'live state from the daemon: state, pid, uptime, restarts, tools, calls, errors, latency',
+      `live state from the daemon: state (${MCP_SERVER_STATES.join(' | ')}), pid, uptime, restarts, tools, calls, errors, latency`,
     )
     .option('--wait', 'wait until no server is still starting')
     .option('--json', 'print JSON')

@@ -138,7 +138,7 @@ describe('daemon and niffler mcp (built binary, real servers)', () => {
     const ws = makeE2eWorkspace();
     ws.writeRepo(publishedServersYaml(ws.data));
     const list = await ws.run(['mcp', 'list']);
-    expect(list.stdout).toMatch(/^everything\s+stdio\s+yes\s+no: untrusted/m);
+    expect(list.stdout).toMatch(/^everything\s+stdio\s+yes\s+untrusted/m);
     const status = await ws.runJson<McpStatusResult>(['mcp', 'status', '--wait']);
     expect(status.servers.map((s) => [s.state, s.pid])).toEqual([
       ['untrusted', null],

@@ -23,6 +23,7 @@ import {
 } from './source.ts';
 import { checkTrust, readTrust, type GatedParts, type TrustState } from './trust.ts';
 import { validateLayer, validateMerged } from './validate.ts';
+import type { TrustLevel } from '../trust/levels.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
 
 type Data = Record<string, unknown>;
@@ -60,8 +61,8 @@ export interface ResolvedServer {
   transport: Transport;
   source: Origin;
   enabled: boolean;
-  /** `global` servers are the user's own; repo servers need `niffler trust`. */
-  trust: 'user' | 'trusted' | 'new' | 'changed';
+  /** The user's own servers are `yours`; a repository's need `niffler trust`. */
+  trust: TrustLevel;
   timeoutMs: number;
   startupTimeoutMs: number;
   maxConcurrency: number;
@@ -351,7 +352,7 @@ const load = (options: LoadOptions): LoadedConfig => {
       transport: inferTransport(definition),
       source,
       enabled: definition.enabled !== false,
-      trust: fromRepo ? (trust.servers[name] ?? 'new') : 'user',
+      trust: fromRepo ? (trust.servers[name] ?? 'untrusted') : 'yours',
       timeoutMs: (definition.timeout ?? config.mcp.timeout) * 1000,
       startupTimeoutMs: (definition.startupTimeout ?? config.mcp.startupTimeout) * 1000,
       maxConcurrency: definition.maxConcurrency ?? config.mcp.maxConcurrency,
@@ -359,7 +360,7 @@ const load = (options: LoadOptions): LoadedConfig => {
     };
   });
   const untrusted = servers.filter(
-    (s) => s.enabled && (s.trust === 'new' || s.trust === 'changed'),
+    (s) => s.enabled && (s.trust === 'untrusted' || s.trust === 'changed'),
   );
   if (untrusted.length)
     warnings.push(
@@ -381,7 +382,7 @@ const load = (options: LoadOptions): LoadedConfig => {
 
 /** True when a server may be spawned or connected: enabled and trusted (or the user's own). */
 export const isStartable = (server: ResolvedServer): boolean =>
-  server.enabled && (server.trust === 'user' || server.trust === 'trusted');
+  server.enabled && (server.trust === 'yours' || server.trust === 'trusted');
 
 /** The servers the MCP worker should start: enabled, trusted and auto-started. */
 export const serversToStart = (loaded: LoadedConfig): ResolvedServer[] =>

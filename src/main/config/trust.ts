@@ -99,7 +99,7 @@ export interface TrustState {
   /** Repo settings (models, loosened tool policies, allowed paths) may be used. */
   settingsTrusted: boolean;
   /** Per repo server: trusted, or why not. */
-  servers: Record<string, 'trusted' | 'new' | 'changed'>;
+  servers: Record<string, 'trusted' | 'untrusted' | 'changed'>;
   record?: TrustRecord;
 }
 
@@ -109,7 +109,7 @@ export const checkTrust = (record: TrustRecord | undefined, parts: GatedParts): 
   for (const [name, server] of Object.entries(parts.servers)) {
     const known = record?.servers[name];
     servers[name] =
-      known === undefined ? 'new' : known === serverDigest(server) ? 'trusted' : 'changed';
+      known === undefined ? 'untrusted' : known === serverDigest(server) ? 'trusted' : 'changed';
   }
   const settingsTrusted =
     parts.settings === undefined || record?.settings === digest(parts.settings);

@@ -28,7 +28,7 @@ export const knownServer = (engine: Engine, name: string): ResolvedServer => {
       `no server named "${name}"${known.length ? ` (configured: ${known.join(', ')})` : ''}; add one with niffler mcp add ${name} -- COMMAND`,
     );
   }
-  if (server.trust === 'new' || server.trust === 'changed')
+  if (server.trust === 'untrusted' || server.trust === 'changed')
     throw new NifflerError(
       'untrusted',
       `server "${name}" is untrusted (from ${server.source.file ?? 'this repository'}); review it with niffler mcp list, then run niffler trust`,

@@ -53,7 +53,7 @@ export const toServerSpec = (server: ResolvedServer): McpServerSpec => {
     ...(d.oauth ? { oauth: toOAuthSpec(d.oauth) } : {}),
     gate: !server.enabled
       ? 'disabled'
-      : server.trust === 'new' || server.trust === 'changed'
+      : server.trust === 'untrusted' || server.trust === 'changed'
         ? 'untrusted'
         : 'startable',
   };

@@ -35,7 +35,7 @@ export const offerTrust = async ({
   if (!result.ok) return;
   const loaded = result.value;
   const pending = loaded.servers
-    .filter((s) => s.trust === 'new' || s.trust === 'changed')
+    .filter((s) => s.trust === 'untrusted' || s.trust === 'changed')
     .map((s) => ({ name: s.name, command: describeServer(s.definition) }));
   if (pending.length === 0) return;
   const answer = await ask({ kind: 'trust', servers: pending }, { kind: 'trust', trust: false });

@@ -1,18 +1,8 @@
-import type { ResolvedServer } from '../../main/config/load.ts';
 import { describeServer } from '../../main/config/redact.ts';
 import { tildify } from '../../main/paths.ts';
 import { loadForCommand, type GlobalOptions } from '../context.ts';
 import { formatTable, print, printJson } from '../render/output.ts';
 import { truncate } from '../render/format.ts';
-
-const trustLabel = (server: ResolvedServer): string =>
-  server.trust === 'user'
-    ? 'yes (yours)'
-    : server.trust === 'trusted'
-      ? 'yes'
-      : server.trust === 'changed'
-        ? 'no: changed'
-        : 'no: untrusted';
 
 /** `niffler mcp list`: configured servers, from the config alone (no daemon, no server started). */
 export const mcpList = (options: GlobalOptions): void => {
@@ -39,17 +29,17 @@ export const mcpList = (options: GlobalOptions): void => {
   }
   print(
     formatTable(
-      ['NAME', 'TRANSPORT', 'ENABLED', 'TRUSTED', 'SOURCE', 'RUNS'],
+      ['NAME', 'TRANSPORT', 'ENABLED', 'TRUST', 'SOURCE', 'RUNS'],
       loaded.servers.map((s) => [
         s.name,
         s.transport,
         s.enabled ? 'yes' : 'no',
-        trustLabel(s),
+        s.trust,
         `${tildify(s.source.file ?? s.source.kind)}${s.source.line ? `:${s.source.line}` : ''}`,
         truncate(describeServer(s.definition), 60),
       ]),
     ),
   );
-  if (loaded.servers.some((s) => s.enabled && (s.trust === 'new' || s.trust === 'changed')))
+  if (loaded.servers.some((s) => s.enabled && (s.trust === 'untrusted' || s.trust === 'changed')))
     print('\nUntrusted servers are never started. Review what they run, then: niffler trust');
 };

@@ -87,16 +87,21 @@ export interface McpWorkerData {
   health?: McpHealthOptions;
 }
 
-/** `needs-auth`: the server wants OAuth authorization (`niffler mcp login NAME`). */
-export type McpServerState =
-  | 'disabled'
-  | 'untrusted'
-  | 'stopped'
-  | 'starting'
-  | 'ready'
-  | 'degraded'
-  | 'failed'
-  | 'needs-auth';
+/**
+ * A server's state, the same word in `mcp status`'s table, its JSON, `/mcp` and the docs.
+ * `needs-auth`: the server wants OAuth authorization (`niffler mcp login NAME`).
+ */
+export const MCP_SERVER_STATES = [
+  'disabled',
+  'untrusted',
+  'stopped',
+  'starting',
+  'ready',
+  'degraded',
+  'failed',
+  'needs-auth',
+] as const;
+export type McpServerState = (typeof MCP_SERVER_STATES)[number];
 
 /** A tool as the engine and providers see it: model-facing name, schema passed through whole. */
 export interface McpToolInfo {

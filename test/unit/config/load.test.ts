@@ -199,7 +199,7 @@ describe('Claude Desktop / Claude Code interop', () => {
     expect(loaded.servers[0]).toMatchObject({
       name: 'memory',
       transport: 'stdio',
-      trust: 'user',
+      trust: 'yours',
       source: { kind: 'mcp-config-env', file },
     });
   });

@@ -113,7 +113,7 @@ describe('--set and environment overrides set exactly the path they name', () =>
       env: { K: 'v' },
       timeout: 30,
     });
-    expect(loaded.servers[0]).toMatchObject({ name: 'fs', timeoutMs: 30_000, trust: 'user' });
+    expect(loaded.servers[0]).toMatchObject({ name: 'fs', timeoutMs: 30_000, trust: 'yours' });
     expect(loaded.origins.get('mcpServers\u0000fs\u0000timeout')).toMatchObject({
       kind: 'flag',
       label: '--set mcpServers.fs.timeout',

@@ -103,7 +103,7 @@ describe('toServerSpec', () => {
     transport: 'stdio',
     source: { kind: 'global' },
     enabled: true,
-    trust: 'user',
+    trust: 'yours',
     timeoutMs: 60_000,
     startupTimeoutMs: 30_000,
     maxConcurrency: 4,
@@ -114,7 +114,7 @@ describe('toServerSpec', () => {
   it.each([
     [{}, 'startable'],
     [{ trust: 'trusted' as const }, 'startable'],
-    [{ trust: 'new' as const }, 'untrusted'],
+    [{ trust: 'untrusted' as const }, 'untrusted'],
     [{ trust: 'changed' as const }, 'untrusted'],
     [{ enabled: false }, 'disabled'],
   ])('%j → gate %s', (over, gate) => {
