@@ -45,6 +45,11 @@ export interface EngineCalls {
   };
   /** Reads the config again now (e.g. after the user trusted the workspace) and applies it. */
   'config/reload': { params: Record<string, never>; result: { ok: boolean; error?: string } };
+  /**
+   * Trusts the repository for exactly what the user was shown (`digest` of `TrustOffer`), and
+   * applies it; refused when the config changed since.
+   */
+  'trust/accept': { params: { digest: string }; result: { ok: boolean; error?: string } };
 }
 
 /** Requests the engine sends to the front-end that started a turn. */
@@ -95,6 +100,22 @@ export interface SessionOpened {
    * Absent from a daemon built before it was added, which says the same version.
    */
   spent?: SessionSpent;
+  /** What this repository would contribute once trusted, when it is not (absent when trusted). */
+  trust?: TrustOffer;
+}
+
+/** An untrusted (or changed) repository's contribution, as the trust dialog shows it. */
+export interface TrustOffer {
+  level: 'untrusted' | 'changed';
+  /** What `trust/accept` must name: the digest of exactly this contribution. */
+  digest: string;
+  servers: { name: string; command: string }[];
+  /** Settings that widen what runs, `key: value` (secrets redacted). */
+  settings: string[];
+  /** Prompt files given to the model once trusted. */
+  prompts: string[];
+  /** Why the trust store cannot be used, when it cannot; then nothing can be trusted here. */
+  problem?: string;
 }
 
 export interface SessionSpent {

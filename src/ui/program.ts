@@ -90,11 +90,28 @@ Examples:
 
   program
     .command('trust')
-    .description("trust this repository's config to start its MCP servers and use its settings")
-    .addOption(new Option('--revoke', 'withdraw the trust given to this repository'))
+    .description(
+      'trust what this repository contributes as it stands now: its MCP servers, the settings that widen what runs, its prompt files (a running daemon applies it at once)',
+    )
+    .addOption(
+      new Option('--revoke', 'withdraw the trust given to this repository').conflicts('diff'),
+    )
+    .option('--diff', 'show what changed since you trusted it (or all of it), trusting nothing')
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) =>
       (await import('./commands/trust.ts')).trust(globals(command)),
+    );
+
+  program
+    .command('tools')
+    .description('built-in and MCP tools and the rules that decide their calls')
+    .command('policy [names...]')
+    .description(
+      'what a call of each tool meets (allow, ask or deny) and the rule and file behind it; a deny in any config layer wins',
+    )
+    .option('--json', 'print JSON')
+    .action(async (names: string[], _opts, command: Command) =>
+      (await import('./commands/tools.ts')).toolsPolicy({ ...globals(command), names }),
     );
 
   program

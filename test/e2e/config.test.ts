@@ -80,7 +80,9 @@ describe('niffler config, init, trust (built binary)', () => {
     const before = JSON.parse(
       (await niffler(['config', 'show', '--json'], { cwd: ws.repo, env: testEnv(ws.env) })).stdout,
     );
-    expect(before.warnings.join('\n')).toContain('not started until you trust it: filesystem');
+    expect(before.warnings.join('\n')).toContain(
+      'this repository is not trusted: its servers filesystem, memory are not started',
+    );
     const trusted = await niffler(['trust'], { cwd: ws.repo, env: testEnv(ws.env) });
     expect(trusted.stdout).toContain(
       'server filesystem: npx -y @modelcontextprotocol/server-filesystem .',

@@ -156,3 +156,36 @@ describe('bundle', () => {
     ).toEqual(['./fast.cjs', './main.js']);
   });
 });
+
+describe('the trust dialog in a real terminal (tmux)', () => {
+  it('an untrusted repository with a server and AGENTS.md: the dialog shows both; y trusts it and the server starts', async () => {
+    const llm = await startFakeLlm();
+    onTestFinished(() => llm.close());
+    const ws = makeE2eWorkspace();
+    ws.writeGlobal(
+      `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: fake-model\n`,
+    );
+    ws.writeRepo(everything);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(path.join(ws.repo, 'AGENTS.md'), 'MARKER-AGENTS\n');
+    const term = await startTerminal({
+      command: [process.execPath, CLI],
+      cwd: ws.repo,
+      env: ws.env,
+    });
+
+    const dialog = await term.waitFor('Trust this repository?');
+    expect(dialog).toContain('server everything:');
+    expect(dialog).toContain('prompt files for the model: AGENTS.md');
+    await term.press('y');
+    await term.waitFor(
+      (s) => s.includes('trusted this repository: starting everything') && idle(s),
+    );
+
+    llm.queue(reply().text('hello there'));
+    await term.type('hi');
+    await term.press('Enter');
+    await term.waitFor('hello there');
+    expect(JSON.stringify(llm.requests[0]!.body)).toContain('MARKER-AGENTS');
+  });
+});

@@ -21,9 +21,13 @@ import {
   type KeyPath,
   type ParsedFile,
 } from './source.ts';
-import { checkTrust, readTrust, type GatedParts, type TrustState } from './trust.ts';
 import { validateLayer, validateMerged } from './validate.ts';
+import { repositoryContribution, withoutSettings, type Part } from '../trust/contribution.ts';
+import { decideTrust, untrustedSummary, type TrustDecision } from '../trust/decide.ts';
 import type { TrustLevel } from '../trust/levels.ts';
+import type { PolicyLayer } from '../trust/policy.ts';
+import { protectedPlaces, type ProtectedPlace } from '../trust/protected.ts';
+import { readTrustStore } from '../trust/store.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
 
 type Data = Record<string, unknown>;
@@ -84,9 +88,12 @@ export interface LoadedConfig {
   /** Every file looked at, in precedence order (lowest first). */
   files: ConfigFileInfo[];
   warnings: string[];
-  /** The repo's gated parts as written (unexpanded): what `niffler trust` records. */
-  gated: GatedParts;
-  trust: TrustState & { needed: boolean };
+  /** The one trust decision for this repository's contribution (see `src/main/trust/`). */
+  trust: TrustDecision;
+  /** `tools.policy` of each layer, lowest first: a `deny` in any of them wins. */
+  policy: PolicyLayer[];
+  /** Where the rules a model runs under live: writes there always ask (see `trust/protected.ts`). */
+  protectedPlaces: ProtectedPlace[];
 }
 
 export type LoadResult = { ok: true; value: LoadedConfig } | { ok: false; error: NifflerError };
@@ -101,41 +108,31 @@ export const inferTransport = (server: McpServerConfig): Transport => {
   return 'http';
 };
 
-/** Splits a repo layer into what needs trust and what does not. */
-const gatedParts = (data: Record<string, unknown>): GatedParts => {
-  const servers: Record<string, unknown> = {};
-  const mcpServers = data['mcpServers'];
-  if (isObject(mcpServers))
-    for (const [name, entry] of Object.entries(mcpServers))
-      if (!(isObject(entry) && Object.keys(entry).length === 1 && entry['enabled'] === false))
-        servers[name] = entry;
-  const tools = isObject(data['tools']) ? data['tools'] : {};
-  const policy = isObject(tools['policy']) ? tools['policy'] : {};
-  const allows = Object.fromEntries(Object.entries(policy).filter(([, v]) => v === 'allow'));
-  const settings = {
-    ...(data['models'] !== undefined ? { models: data['models'] } : {}),
-    ...(Array.isArray(tools['allowedPaths']) && tools['allowedPaths'].length
-      ? { allowedPaths: tools['allowedPaths'] }
-      : {}),
-    ...(Object.keys(allows).length ? { allow: allows } : {}),
-  };
-  return { servers, settings: Object.keys(settings).length ? settings : undefined };
+const isRepoLayer = (layer: ParsedFile): boolean =>
+  layer.source.kind === 'repo' || layer.source.kind === 'mcp-json';
+
+/** The parts found in `layer`. */
+const partsOf = (parts: readonly Part[], layer: ParsedFile): Part[] =>
+  parts.filter((p) => p.key.startsWith(`${layer.source.kind}:`));
+
+/** A file's `tools.policy` as a policy layer, if it has rules. */
+const policyLayer = (data: Data, source: ConfigSource): PolicyLayer[] => {
+  const tools = data['tools'];
+  const rules = isObject(tools) ? tools['policy'] : undefined;
+  return isObject(rules) && Object.keys(rules).length
+    ? [{ source: source.file ?? source.label ?? source.kind, rules: rules as PolicyLayer['rules'] }]
+    : [];
 };
 
-const withoutGatedSettings = (data: Record<string, unknown>): Record<string, unknown> => {
-  const { models: _models, ...rest } = data;
-  const tools = isObject(rest['tools']) ? { ...rest['tools'] } : undefined;
-  if (tools) {
-    if (Array.isArray(tools['allowedPaths']) && tools['allowedPaths'].length)
-      delete tools['allowedPaths'];
-    if (isObject(tools['policy']))
-      tools['policy'] = Object.fromEntries(
-        Object.entries(tools['policy']).filter(([, v]) => v !== 'allow'),
-      );
-    rest['tools'] = tools;
-  }
-  return rest;
-};
+/** Each variable or flag that sets a policy rule (or all of `tools.policy`), as a layer. */
+const overridePolicy = (overrides: readonly Override[]): PolicyLayer[] =>
+  overrides.flatMap(({ path: at, value, origin }) => {
+    if (at[0] !== 'tools' || at[1] !== 'policy') return [];
+    const rules = at.length === 2 ? value : at.length === 3 ? { [String(at[2])]: value } : {};
+    return isObject(rules)
+      ? [{ source: origin.label ?? origin.kind, rules: rules as PolicyLayer['rules'] }]
+      : [];
+  });
 
 const expandLayer = (layer: ParsedFile, env: Env, errors: string[]): ParsedFile => {
   const problems: { path: KeyPath; variable: string }[] = [];
@@ -263,26 +260,14 @@ const load = (options: LoadOptions): LoadedConfig => {
   }
 
   // Trust is decided on the files as written, before `${VAR}` expansion.
-  const isRepoLayer = (layer: ParsedFile) =>
-    layer.source.kind === 'repo' || layer.source.kind === 'mcp-json';
   const repoLayers = layers.filter(isRepoLayer);
-  const gated: GatedParts = repoLayers.reduce<GatedParts>(
-    (acc, layer) => {
-      const parts = gatedParts(layer.data);
-      return {
-        servers: { ...acc.servers, ...parts.servers },
-        settings:
-          parts.settings === undefined
-            ? acc.settings
-            : { ...(acc.settings as object | undefined), [layer.source.kind]: parts.settings },
-      };
-    },
-    { servers: {}, settings: undefined },
+  const trust = decideTrust(
+    readTrustStore(paths.trustFile, env),
+    workspace.root,
+    repositoryContribution(repoLayers),
+    env,
   );
-  const trustRecord = readTrust(paths.trustFile, env).workspaces[workspace.root];
-  const trust = checkTrust(trustRecord, gated);
-  const needed =
-    !trust.settingsTrusted || Object.values(trust.servers).some((s) => s !== 'trusted');
+  const untrustedParts = trust.level === 'trusted' ? [] : trust.contribution.parts;
 
   const expanded = layers.map((layer) => expandLayer(layer, env, errors));
   for (const layer of expanded) errors.push(...validateLayer(layer, env));
@@ -296,16 +281,12 @@ const load = (options: LoadOptions): LoadedConfig => {
     () => ({ kind: 'default' }),
   );
   const serverSource = new Map<string, Origin>();
+  const policy: PolicyLayer[] = [];
   for (const layer of expanded) {
-    let data = layer.data;
-    if (isRepoLayer(layer) && !trust.settingsTrusted) {
-      const stripped = withoutGatedSettings(data);
-      if (JSON.stringify(stripped) !== JSON.stringify(data))
-        warnings.push(
-          `${layer.source.file}: models, tools.allowedPaths and "allow" policies are ignored until you trust this workspace (niffler trust)`,
-        );
-      data = stripped;
-    }
+    const data = isRepoLayer(layer)
+      ? withoutSettings(layer.data, partsOf(untrustedParts, layer))
+      : layer.data;
+    policy.push(...policyLayer(data, layer.source));
     const origin = (at: KeyPath): Origin => ({
       ...layer.source,
       ...(layer.lineOf(at) ? { line: layer.lineOf(at)! } : {}),
@@ -329,6 +310,7 @@ const load = (options: LoadOptions): LoadedConfig => {
     })),
   ];
   merged = applyOverrides(merged, overrides, origins);
+  policy.push(...overridePolicy(overrides));
   for (const { path: at, origin } of overrides)
     if (at[0] === 'mcpServers' && at.length > 1 && !serverSource.has(String(at[1])))
       serverSource.set(String(at[1]), origin);
@@ -352,20 +334,15 @@ const load = (options: LoadOptions): LoadedConfig => {
       transport: inferTransport(definition),
       source,
       enabled: definition.enabled !== false,
-      trust: fromRepo ? (trust.servers[name] ?? 'untrusted') : 'yours',
+      trust: fromRepo ? trust.level : 'yours',
       timeoutMs: (definition.timeout ?? config.mcp.timeout) * 1000,
       startupTimeoutMs: (definition.startupTimeout ?? config.mcp.startupTimeout) * 1000,
       maxConcurrency: definition.maxConcurrency ?? config.mcp.maxConcurrency,
       autoStart: definition.autoStart !== false,
     };
   });
-  const untrusted = servers.filter(
-    (s) => s.enabled && (s.trust === 'untrusted' || s.trust === 'changed'),
-  );
-  if (untrusted.length)
-    warnings.push(
-      `${untrusted.length} server(s) from this repository are not started until you trust it: ${untrusted.map((s) => s.name).join(', ')}; review them with niffler mcp list, then run niffler trust`,
-    );
+  const summary = untrustedSummary(trust);
+  if (summary) warnings.push(summary);
 
   return {
     workspace,
@@ -375,8 +352,9 @@ const load = (options: LoadOptions): LoadedConfig => {
     origins,
     files,
     warnings,
-    gated,
-    trust: { ...trust, needed },
+    trust,
+    policy,
+    protectedPlaces: protectedPlaces(workspace.root, env, mcpConfigEnv ? [mcpConfigEnv] : []),
   };
 };
 

@@ -61,6 +61,7 @@ const METHODS: EngineMethod[] = [
   'session/list',
   'session/toggle',
   'config/reload',
+  'trust/accept',
 ] satisfies (keyof EngineCalls)[];
 
 let nextClientId = 1;

@@ -1,8 +1,8 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import picomatch from 'picomatch';
 import { z } from 'zod';
-import type { ToolPolicy } from '../config/schema.ts';
+import { tildify } from '../paths.ts';
+import { composePolicy, matchRule, type PolicyLayer } from '../trust/policy.ts';
 
 /** A tool call waiting for a decision. `tool` is the model-facing name (`server__tool` for MCP). */
 export interface ApprovalRequest {
@@ -24,8 +24,8 @@ export interface ApprovalRequest {
 export type Remembered = Readonly<Record<string, 'allow' | 'deny'>>;
 
 export interface ApprovalSettings {
-  /** `tools.policy` from config: name or glob → allow | ask | deny. */
-  policy: Readonly<Record<string, ToolPolicy>>;
+  /** `tools.policy` of each config layer, lowest first: name or glob → allow | ask | deny. */
+  policy: readonly PolicyLayer[];
   /** MCP servers whose tools run without asking (`mcpServers.<name>.trust: true`). */
   trustedServers?: ReadonlySet<string> | readonly string[];
   /** Answers remembered for this session; they win over those of the repository. */
@@ -34,6 +34,11 @@ export interface ApprovalSettings {
   repo?: Remembered;
   /** `--yes`: allow everything that config does not deny, for this run. */
   yes?: boolean;
+  /**
+   * Why this call touches what the rules niffler runs under are made of (its config, `.git`
+   * hooks…), if it does: such a call always asks, whatever allows it (see `trust/protected.ts`).
+   */
+  protectedReason?: string;
 }
 
 export type ApprovalDecision = 'allow' | 'ask' | 'deny';
@@ -44,44 +49,23 @@ export interface ApprovalOutcome {
   reason: string;
 }
 
-const SEVERITY: Record<ToolPolicy, number> = { allow: 0, ask: 1, deny: 2 };
+const ruleReason = (rule: { pattern: string; decision: string; source: string }): string =>
+  `tools.policy "${rule.pattern}": ${rule.decision}${rule.source ? ` (${tildify(rule.source)})` : ''}`;
 
 /**
- * The entry of `rules` that applies to `tool`: an exact name first, then the longest matching
- * glob; between equally long globs the strictest answer wins.
- */
-export const matchRule = <T extends string>(
-  rules: Readonly<Record<string, T>>,
-  tool: string,
-): { pattern: string; value: T } | undefined => {
-  const exact = rules[tool];
-  if (exact !== undefined) return { pattern: tool, value: exact };
-  let best: { pattern: string; value: T } | undefined;
-  for (const [pattern, value] of Object.entries(rules)) {
-    if (!/[*?[{]/.test(pattern) || !picomatch.isMatch(tool, pattern)) continue;
-    const better =
-      !best ||
-      pattern.length > best.pattern.length ||
-      (pattern.length === best.pattern.length &&
-        (SEVERITY[value as ToolPolicy] ?? 0) > (SEVERITY[best.value as ToolPolicy] ?? 0));
-    if (better) best = { pattern, value };
-  }
-  return best;
-};
-
-/**
- * Decides whether a tool call runs, asks, or is refused. Order: a config `deny` always wins;
- * then `--yes`; then an answer remembered for the session, then for the repository; then the
- * config policy; then a trusted MCP server; then the defaults (built-ins by their
- * `defaultPolicy`, MCP tools allow only with `readOnlyHint: true`). Pure.
+ * Decides whether a tool call runs, asks, or is refused. Order: a config `deny` in any layer
+ * always wins; then a call that touches niffler's own rules asks; then `--yes`; then an answer
+ * remembered for the session, then for the repository; then the highest config layer with a
+ * rule; then a trusted MCP server; then the defaults (built-ins by their `defaultPolicy`, MCP
+ * tools allow only with `readOnlyHint: true`). Pure.
  */
 export const explainApproval = (
   request: ApprovalRequest,
   settings: ApprovalSettings,
 ): ApprovalOutcome => {
-  const configured = matchRule(settings.policy, request.tool);
-  if (configured?.value === 'deny')
-    return { decision: 'deny', reason: `tools.policy "${configured.pattern}": deny` };
+  const configured = composePolicy(settings.policy, request.tool);
+  if (configured?.decision === 'deny') return { decision: 'deny', reason: ruleReason(configured) };
+  if (settings.protectedReason) return { decision: 'ask', reason: settings.protectedReason };
   if (settings.yes) return { decision: 'allow', reason: '--yes' };
   const session = matchRule(settings.session ?? {}, request.tool);
   if (session)
@@ -89,11 +73,7 @@ export const explainApproval = (
   const repo = matchRule(settings.repo ?? {}, request.tool);
   if (repo)
     return { decision: repo.value, reason: `remembered for this repository: ${repo.pattern}` };
-  if (configured)
-    return {
-      decision: configured.value,
-      reason: `tools.policy "${configured.pattern}": ${configured.value}`,
-    };
+  if (configured) return { decision: configured.decision, reason: ruleReason(configured) };
   if (request.kind === 'mcp') {
     const trusted = [...(settings.trustedServers ?? [])];
     if (request.server && trusted.includes(request.server))

@@ -23,7 +23,7 @@ import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
 import { Session, type SessionDeps } from './session.ts';
 import { listSessions } from './transcript.ts';
 import { mcpHandlers, waitForServers } from './mcp-handlers.ts';
-import { uiHandlers } from './ui-handlers.ts';
+import { trustOffer, uiHandlers } from './ui-handlers.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
 
@@ -197,12 +197,14 @@ export class Engine implements EngineHandlers {
         else ({ session, warnings } = Session.resume(deps, resumeId));
       } else session = Session.create(deps);
       this.#sessions.set(session.id, session);
+      const offer = this.#loaded ? trustOffer(this.#loaded) : undefined;
       return {
         sessionId: session.id,
         messages: session.messages,
         warnings,
         model: this.config.model,
         spent: { turns: session.turns, usage: session.usage, costUsd: session.costUsd },
+        ...(offer ? { trust: offer } : {}),
       };
     },
     'session/prompt': async (params, { client, signal }) => {
@@ -408,10 +410,14 @@ export class Engine implements EngineHandlers {
   #watch(): void {
     this.#stopWatching();
     const paths = this.paths;
-    const files = this.#loaded?.files.map((f) => f.file) ?? [
-      paths.globalConfig,
-      paths.repoConfig,
-      paths.mcpJson,
+    // The trust store too: `niffler trust` in another terminal applies here at once.
+    const files = [
+      ...(this.#loaded?.files.map((f) => f.file) ?? [
+        paths.globalConfig,
+        paths.repoConfig,
+        paths.mcpJson,
+      ]),
+      paths.trustFile,
     ];
     this.#stopWatching = watchConfigFiles(files, () => {
       if (!this.#closed) void this.reload();

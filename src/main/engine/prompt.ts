@@ -1,51 +1,120 @@
-import { readFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  openSync,
+  readSync,
+  realpathSync,
+} from 'node:fs';
 import path from 'node:path';
 
+/** The repository's prompt files, in the order they join the system prompt, with their headings. */
 const PROMPT_FILES = [
   ['.niffler/prompts/REPO.md', 'About this repository'],
   ['.niffler/prompts/PROJECT.md', 'Current project'],
   ['AGENTS.md', 'AGENTS.md'],
   ['NIFFLER.md', 'NIFFLER.md'],
+  ['CLAUDE.md', 'CLAUDE.md'],
 ] as const;
 
-const read = (file: string): string | undefined => {
+/** Bytes of one prompt file given to the model; the rest is cut with a note. */
+export const MAX_PROMPT_FILE_BYTES = 64 * 1024;
+
+/** The prompt files `root` has (names only; nothing is read). */
+export const promptFilesPresent = (root: string): string[] =>
+  PROMPT_FILES.map(([file]) => file).filter((file) => existsSync(path.join(root, file)));
+
+type Read = { text: string; cut: boolean } | { refused: string } | undefined;
+
+const isInside = (child: string, parent: string): boolean =>
+  child === parent || child.startsWith(parent + path.sep);
+
+/**
+ * Reads a prompt file as a file tool would: opened without blocking (a FIFO cannot hang it), a
+ * regular file whose real path — read back from the open descriptor, so a swapped symlink cannot
+ * slip past — is inside the workspace, at most `MAX_PROMPT_FILE_BYTES`.
+ */
+const readConfined = (root: string, file: string): Read => {
+  let fd: number;
   try {
-    // HTML comments in the templates are notes for the human who edits them.
-    const text = readFileSync(file, 'utf8')
-      .replace(/<!--[\s\S]*?-->/g, '')
-      .trim();
-    return text || undefined;
-  } catch {
-    return undefined;
+    fd = openSync(path.join(root, file), constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR'
+      ? undefined
+      : { refused: `cannot be read (${code})` };
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return { refused: 'is not a regular file' };
+    const real = realpathSync(
+      process.platform === 'linux' ? `/proc/self/fd/${fd}` : path.join(root, file),
+    );
+    if (!isInside(real, realpathSync(root)))
+      return { refused: `leads outside the workspace (${real})` };
+    const buffer = Buffer.alloc(MAX_PROMPT_FILE_BYTES + 1);
+    let size = 0;
+    for (let n = 1; n > 0 && size < buffer.length; size += n)
+      n = readSync(fd, buffer, size, buffer.length - size, null);
+    const cut = size > MAX_PROMPT_FILE_BYTES;
+    return {
+      text: buffer.subarray(0, Math.min(size, MAX_PROMPT_FILE_BYTES)).toString('utf8'),
+      cut,
+    };
+  } finally {
+    closeSync(fd);
   }
 };
 
+/** What went into the system prompt from the repository, and what was left out and why. */
+export interface SystemPrompt {
+  text: string;
+  /** Prompt files left out because the repository is not trusted. */
+  untrusted: string[];
+  /** Prompt files refused: outside the workspace, not a regular file, unreadable. */
+  refused: { file: string; why: string }[];
+}
+
+const baseInstructions = (root: string, hasTools: boolean, now: Date): string =>
+  [
+    'You are niffler, an AI assistant working in a terminal inside a software repository.',
+    `Workspace root: ${root}. Platform: ${process.platform}. Today: ${now.toISOString().slice(0, 10)}.`,
+    'Answer concisely. Prefer doing over describing: use the tools to look at files before you talk about them, and to make the changes you propose.',
+    ...(hasTools
+      ? [
+          'Tool guidance: paths are relative to the workspace root. Read a file before you edit it; edit_file needs the exact current text. ' +
+            'Use glob and grep to find things rather than guessing. A tool result that says it failed is information: read it, correct the call, and go on. ' +
+            "Some calls need the user's approval; a denied call means: do not try it again, find another way or say what you need.",
+        ]
+      : []),
+  ].join('\n');
+
 /**
- * The system prompt of a turn: what niffler is and how to work, then the repository's own prompt
- * files (`.niffler/prompts/REPO.md`, `PROJECT.md`, `AGENTS.md`, `NIFFLER.md`), each under a heading.
+ * The system prompt of a turn: what niffler is and how to work, then — only when the repository
+ * is trusted — its prompt files (`.niffler/prompts/REPO.md`, `PROJECT.md`, `AGENTS.md`,
+ * `NIFFLER.md`, `CLAUDE.md`), each under a heading, each read confined and bounded.
  */
 export const buildSystemPrompt = (
   root: string,
-  options: { hasTools: boolean; now?: Date } = { hasTools: true },
-): string => {
-  const now = options.now ?? new Date();
-  const parts = [
-    [
-      'You are niffler, an AI assistant working in a terminal inside a software repository.',
-      `Workspace root: ${root}. Platform: ${process.platform}. Today: ${now.toISOString().slice(0, 10)}.`,
-      'Answer concisely. Prefer doing over describing: use the tools to look at files before you talk about them, and to make the changes you propose.',
-      ...(options.hasTools
-        ? [
-            'Tool guidance: paths are relative to the workspace root. Read a file before you edit it; edit_file needs the exact current text. ' +
-              'Use glob and grep to find things rather than guessing. A tool result that says it failed is information: read it, correct the call, and go on. ' +
-              "Some calls need the user's approval; a denied call means: do not try it again, find another way or say what you need.",
-          ]
-        : []),
-    ].join('\n'),
-  ];
+  options: { hasTools: boolean; trusted: boolean; now?: Date },
+): SystemPrompt => {
+  const parts = [baseInstructions(root, options.hasTools, options.now ?? new Date())];
+  if (!options.trusted)
+    return { text: parts[0]!, untrusted: promptFilesPresent(root), refused: [] };
+  const refused: SystemPrompt['refused'] = [];
   for (const [file, title] of PROMPT_FILES) {
-    const text = read(path.join(root, file));
-    if (text) parts.push(`## ${title}\n\n${text}`);
+    const read = readConfined(root, file);
+    if (!read) continue;
+    if ('refused' in read) {
+      refused.push({ file, why: read.refused });
+      continue;
+    }
+    // HTML comments in the templates are notes for the human who edits them.
+    const text = read.text.replace(/<!--[\s\S]*?-->/g, '').trim();
+    const note = read.cut
+      ? `\n\n[${file} is cut here: only its first ${MAX_PROMPT_FILE_BYTES} bytes are given]`
+      : '';
+    if (text) parts.push(`## ${title}\n\n${text}${note}`);
   }
-  return parts.join('\n\n');
+  return { text: parts.join('\n\n'), untrusted: [], refused };
 };

@@ -68,6 +68,8 @@ export class Session {
   #turn: number;
   #ended = 0;
   #running = false;
+  /** The prompt-file notices last shown, so each is said once. */
+  #promptNotes = '';
 
   private constructor(
     readonly id: string,
@@ -209,7 +211,7 @@ export class Session {
       io.emit({ type: 'turn-start', turn, model: modelName });
       this.#record({ role: 'user', content: params.text });
       const table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
-      const system = buildSystemPrompt(this.deps.root, { hasTools: table.size > 0 });
+      const system = this.#systemPrompt(table.size > 0, io);
       for (steps = 1; steps <= config.agent.maxSteps; steps++) {
         if (signal.aborted) return await end('cancelled');
         // Everything so far is on disk before the model is asked again.
@@ -266,6 +268,28 @@ export class Session {
       // The error travels in the turn's summary, once (a notice as well showed it twice).
       return await end('error', toWire(error).message);
     }
+  }
+
+  /**
+   * The system prompt, with the repository's prompt files only while it is trusted; says once
+   * per session what was left out and why.
+   */
+  #systemPrompt(hasTools: boolean, io: TurnIO): string {
+    const trusted = this.deps.config().trust.level === 'trusted';
+    const prompt = buildSystemPrompt(this.deps.root, { hasTools, trusted });
+    const notes = [
+      ...(prompt.untrusted.length
+        ? [
+            `${prompt.untrusted.join(', ')} not given to the model: this repository is not trusted (review with niffler trust --diff, then niffler trust)`,
+          ]
+        : []),
+      ...prompt.refused.map(({ file, why }) => `${file} not given to the model: it ${why}`),
+    ];
+    const key = notes.join('\n');
+    if (key && key !== this.#promptNotes)
+      for (const text of notes) io.emit({ type: 'notice', level: 'warn', text });
+    this.#promptNotes = key;
+    return prompt.text;
   }
 
   async #stream(

@@ -4,6 +4,7 @@ import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { ClientCalls, ClientMethod, PromptParams, SessionEvent } from '../protocol.ts';
+import { protectedReason } from '../trust/protected.ts';
 import { explainApproval, type ApprovalStore } from './approvals.ts';
 
 /** The tools pool as the loop sees it. */
@@ -106,6 +107,12 @@ const decide = async (
   const trustedServers = config.servers
     .filter((s) => s.definition.trust === true)
     .map((s) => s.name);
+  const protectedWhy = protectedReason(
+    { name: call.name, args: call.args, kind: entry.kind, readOnly: entry.readOnly },
+    config.root,
+    config.protectedPlaces,
+    process.env,
+  );
   const outcome = explainApproval(
     {
       tool: call.name,
@@ -117,10 +124,11 @@ const decide = async (
       destructiveHint: entry.destructive,
     },
     {
-      policy: config.config.tools.policy,
+      policy: config.policy,
       trustedServers,
       ...ctx.approvals.remembered(ctx.sessionId),
       yes: params.yes === true,
+      ...(protectedWhy ? { protectedReason: protectedWhy } : {}),
     },
   );
   if (outcome.decision !== 'ask')
@@ -128,7 +136,9 @@ const decide = async (
   if (!params.interactive)
     return {
       allowed: false,
-      reason: `${call.name} needs approval (${outcome.reason}); run with --yes or allow it in tools.policy`,
+      reason: protectedWhy
+        ? `${call.name} needs approval: ${outcome.reason}; only an interactive session can approve it`
+        : `${call.name} needs approval (${outcome.reason}); run with --yes or allow it in tools.policy`,
     };
   try {
     const { answer } = await io.ask(

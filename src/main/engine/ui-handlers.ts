@@ -1,8 +1,34 @@
+import type { LoadedConfig } from '../config/load.ts';
+import { loadConfig } from '../config/load.ts';
+import { describeServer } from '../config/redact.ts';
 import type { RequestContext } from '../daemon/connection.ts';
-import type { ParamsOf, ResultOf } from '../protocol.ts';
+import type { ParamsOf, ResultOf, TrustOffer } from '../protocol.ts';
+import { showPart, trustRepository } from '../trust/decide.ts';
 import type { Engine } from './engine.ts';
+import { promptFilesPresent } from './prompt.ts';
 
-type UiMethod = 'config/reload';
+type UiMethod = 'config/reload' | 'trust/accept';
+
+/** What the trust dialog shows when the repository is not trusted; none when it is. */
+export const trustOffer = (loaded: LoadedConfig): TrustOffer | undefined => {
+  const { trust } = loaded;
+  if (trust.level === 'trusted') return undefined;
+  const prompts = promptFilesPresent(loaded.root);
+  const { parts } = trust.contribution;
+  if (parts.length === 0 && prompts.length === 0 && !trust.problem) return undefined;
+  return {
+    level: trust.level,
+    digest: trust.contribution.digest,
+    servers: parts
+      .filter((p) => p.kind === 'server')
+      .map((p) => ({ name: p.path[1]!, command: describeServer(p.value) })),
+    settings: parts
+      .filter((p) => p.kind === 'setting')
+      .map((p) => `${p.path.join('.')}: ${showPart(p)}`),
+    prompts,
+    ...(trust.problem ? { problem: trust.problem } : {}),
+  };
+};
 
 /** Requests the interactive front-end needs beyond sessions and MCP. */
 export const uiHandlers = (
@@ -10,10 +36,32 @@ export const uiHandlers = (
 ): {
   [M in UiMethod]: (params: ParamsOf<M>, context: RequestContext) => Promise<ResultOf<M>>;
 } => ({
-  // After `niffler trust` (or the first-use prompt) the config must be read again: trust.json is not watched.
   'config/reload': async () => {
     await engine.reload();
     const error = engine.configError;
     return error ? { ok: false, error } : { ok: true };
+  },
+  'trust/accept': async ({ digest }) => {
+    const result = loadConfig({
+      root: engine.options.root,
+      env: engine.options.env ?? process.env,
+    });
+    if (!result.ok) return { ok: false, error: result.error.message };
+    const { trust } = result.value;
+    if (trust.problem) return { ok: false, error: trust.problem };
+    if (trust.contribution.digest !== digest)
+      return {
+        ok: false,
+        error:
+          "the repository's config changed since it was shown to you; nothing was trusted. Review it again: niffler trust --diff",
+      };
+    trustRepository(
+      engine.paths.trustFile,
+      result.value.root,
+      trust.contribution,
+      engine.options.env,
+    );
+    await engine.reload();
+    return engine.configError ? { ok: false, error: engine.configError } : { ok: true };
   },
 });

@@ -195,17 +195,14 @@ export const createController = (options: ControllerOptions) => {
       });
       const opening = open(options.session ?? {}).catch((error: unknown) => {
         notice('error', `could not open a session: ${errorText(error)}`);
+        return undefined;
       });
       try {
         const status = await client.request('mcp/status', {});
         dispatch({ type: 'servers', servers: status.servers });
         if (status.configError) notice('error', status.configError);
-        await opening;
-        // The trust dialog needs the config loader (zod, yaml): loaded only when there is something to trust.
-        if (status.servers.some((s) => s.state === 'untrusted'))
-          await (
-            await import('./trust.ts')
-          ).offerTrust({ client, root, env, servers: status.servers, ask, notice });
+        const offer = (await opening)?.trust;
+        if (offer) await (await import('./trust.ts')).offerTrust({ client, offer, ask, notice });
       } catch (error) {
         notice('error', `could not read MCP status: ${errorText(error)}`);
       }

@@ -1,12 +1,14 @@
 import { describeServer } from '../../main/config/redact.ts';
 import { tildify } from '../../main/paths.ts';
 import { loadForCommand, type GlobalOptions } from '../context.ts';
-import { formatTable, print, printJson } from '../render/output.ts';
+import { formatTable, print, printJson, warn } from '../render/output.ts';
 import { truncate } from '../render/format.ts';
 
 /** `niffler mcp list`: configured servers, from the config alone (no daemon, no server started). */
 export const mcpList = (options: GlobalOptions): void => {
   const loaded = loadForCommand(options);
+  // Why servers are not started (an untrusted repository, a broken trust store), on stderr.
+  for (const message of loaded.warnings) warn(message);
   if (options.json) {
     printJson(
       loaded.servers.map((s) => ({
@@ -40,6 +42,4 @@ export const mcpList = (options: GlobalOptions): void => {
       ]),
     ),
   );
-  if (loaded.servers.some((s) => s.enabled && (s.trust === 'untrusted' || s.trust === 'changed')))
-    print('\nUntrusted servers are never started. Review what they run, then: niffler trust');
 };

@@ -1,40 +1,122 @@
+import type { LoadedConfig } from '../../main/config/load.ts';
+import { connectDaemon } from '../../main/daemon/lifecycle.ts';
 import { describeServer } from '../../main/config/redact.ts';
-import { revokeWorkspace, trustWorkspace } from '../../main/config/trust.ts';
-import { nifflerPaths } from '../../main/paths.ts';
+import { promptFilesPresent } from '../../main/engine/prompt.ts';
+import { nifflerPaths, tildify } from '../../main/paths.ts';
+import { formatPlace } from '../../main/config/source.ts';
+import {
+  revokeRepository,
+  showPart,
+  trustRepository,
+  type Change,
+} from '../../main/trust/decide.ts';
 import { loadForCommand, type GlobalOptions } from '../context.ts';
 import { print, printJson } from '../render/output.ts';
 
-/** `niffler trust [--revoke]`: lets this repository's config start its servers (or stops letting it). */
-export const trust = (options: GlobalOptions & { revoke?: boolean }): void => {
-  const loaded = loadForCommand(options);
-  const { trustFile } = nifflerPaths(loaded.root);
-  if (options.revoke) {
-    const had = revokeWorkspace(trustFile, loaded.root);
-    if (options.json) printJson({ root: loaded.root, revoked: had });
-    else
-      print(
-        had
-          ? `Revoked trust for ${loaded.root}: its servers will not start.`
-          : `${loaded.root} was not trusted.`,
-      );
-    return;
+type TrustOptions = GlobalOptions & { revoke?: boolean; diff?: boolean };
+
+/** Tells a running daemon of this repository to apply the new trust now; starts none. */
+/** `applied`, `no-daemon`, or why the daemon could not apply it. */
+const applyToDaemon = async (root: string): Promise<string> => {
+  const client = await connectDaemon({ root, start: false, client: 'trust' }).catch(() => null);
+  if (!client) return 'no-daemon';
+  try {
+    const result = await client.request('config/reload', {});
+    return result.ok ? 'applied' : (result.error ?? 'the daemon could not reload its config');
+  } finally {
+    client.close();
   }
-  const servers = Object.entries(loaded.gated.servers);
-  const record = trustWorkspace(trustFile, loaded.root, loaded.gated);
+};
+
+const daemonLine = (outcome: string): string | undefined =>
+  outcome === 'applied'
+    ? 'The running daemon applied it.'
+    : outcome === 'no-daemon'
+      ? undefined
+      : `The running daemon did not apply it: ${outcome}`;
+
+const changeLine = (c: Change): string =>
+  c.change === 'added'
+    ? `  + ${c.key.replace(/^[^:]+:/, '')}  ${c.place ?? ''}\n      ${c.now}`
+    : c.change === 'removed'
+      ? `  - ${c.key.replace(/^[^:]+:/, '')}\n      was ${c.was}`
+      : `  ~ ${c.key.replace(/^[^:]+:/, '')}  ${c.place ?? ''}\n      was ${c.was}\n      now ${c.now}`;
+
+/** `niffler trust --diff`: what trusting now would accept that was not trusted before. */
+const showDiff = (loaded: LoadedConfig, options: TrustOptions): void => {
+  const { trust } = loaded;
+  const prompts = promptFilesPresent(loaded.root);
   if (options.json) {
     printJson({
       root: loaded.root,
-      trustedAt: record.trustedAt,
-      servers: Object.fromEntries(servers.map(([n, e]) => [n, describeServer(e)])),
-      settings: loaded.gated.settings !== undefined,
+      level: trust.level,
+      changes: trust.changes,
+      prompts,
+      problem: trust.problem ?? null,
     });
     return;
   }
-  print(`Trusted ${loaded.root}`);
-  if (servers.length === 0 && loaded.gated.settings === undefined)
-    print('  (its config starts no process today; a later change will ask again)');
-  for (const [name, entry] of servers) print(`  server ${name}: ${describeServer(entry)}`);
-  if (loaded.gated.settings !== undefined)
-    print('  settings: its models, allowed paths and "allow" tool policies');
-  print('A changed command, args or url will need niffler trust again.');
+  print(`${loaded.root}: ${trust.level}${trust.problem ? ` (${trust.problem})` : ''}`);
+  if (trust.level === 'trusted') {
+    print('Nothing changed since you trusted it.');
+    return;
+  }
+  if (trust.changes.length === 0) print('  its config contributes nothing that needs trust');
+  for (const change of trust.changes) print(changeLine(change));
+  if (prompts.length)
+    print(`  prompt files given to the model once trusted: ${prompts.join(', ')}`);
+  print('Accept with: niffler trust');
+};
+
+/** `niffler trust [--diff | --revoke]`. */
+export const trust = async (options: TrustOptions): Promise<void> => {
+  const loaded = loadForCommand(options);
+  if (options.diff) return showDiff(loaded, options);
+  const { trustFile } = nifflerPaths(loaded.root);
+  if (options.revoke) {
+    const had = revokeRepository(trustFile, loaded.root);
+    const daemon = await applyToDaemon(loaded.root);
+    if (options.json) return printJson({ root: loaded.root, revoked: had, daemon });
+    print(
+      had
+        ? `Revoked trust for ${loaded.root}: its servers stop, its settings and prompt files are no longer used.`
+        : `${loaded.root} was not trusted.`,
+    );
+    const line = daemonLine(daemon);
+    if (line && had) print(line);
+    return;
+  }
+  const { parts } = loaded.trust.contribution;
+  const record = trustRepository(trustFile, loaded.root, loaded.trust.contribution);
+  const prompts = promptFilesPresent(loaded.root);
+  const daemon = await applyToDaemon(loaded.root);
+  if (options.json)
+    return printJson({
+      root: loaded.root,
+      trustedAt: record.trustedAt,
+      parts: parts.map((p) => ({
+        key: p.key,
+        place: formatPlace(p.file, p.line, p.path),
+        value: showPart(p),
+      })),
+      prompts,
+      daemon,
+    });
+  print(`Trusted ${loaded.root} as its config stands now:`);
+  if (parts.length === 0 && prompts.length === 0)
+    print('  (nothing that needs trust today; a later change will ask again)');
+  for (const part of parts) {
+    const place = tildify(formatPlace(part.file, part.line, []));
+    print(
+      part.kind === 'server'
+        ? `  server ${part.path[1]}: ${describeServer(part.value)}  (${place})`
+        : `  setting ${part.path.join('.')}: ${showPart(part)}  (${place})`,
+    );
+  }
+  if (prompts.length) print(`  prompt files given to the model: ${prompts.join(', ')}`);
+  print(
+    'A change to any of these makes it untrusted again; niffler trust --diff shows what changed.',
+  );
+  const line = daemonLine(daemon);
+  if (line) print(line);
 };

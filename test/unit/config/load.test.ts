@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, serversToStart, type LoadOptions } from '../../../src/main/config/load.ts';
-import { trustWorkspace } from '../../../src/main/config/trust.ts';
+import { trustRepository } from '../../../src/main/trust/decide.ts';
 import { findWorkspace } from '../../../src/main/paths.ts';
 import { makeWorkspace } from './helpers.ts';
 
@@ -14,7 +14,7 @@ const load = (options: LoadOptions) => {
 
 const trustAll = (ws: ReturnType<typeof makeWorkspace>) => {
   const loaded = load({ cwd: ws.repo, env: ws.env });
-  trustWorkspace(path.join(ws.home, 'trust.json'), loaded.root, loaded.gated);
+  trustRepository(path.join(ws.home, 'trust.json'), loaded.root, loaded.trust.contribution);
 };
 
 describe('workspace discovery', () => {
@@ -368,11 +368,11 @@ describe('workspace trust', () => {
     ws.writeRepo(repoServers);
     const loaded = load({ cwd: ws.repo, env: ws.env });
     expect(loaded.servers.map((s) => [s.name, s.trust])).toEqual([
-      ['mine', 'user'],
-      ['tool', 'new'],
+      ['mine', 'yours'],
+      ['tool', 'untrusted'],
     ]);
     expect(serversToStart(loaded).map((s) => s.name)).toEqual(['mine']);
-    expect(loaded.trust.needed).toBe(true);
+    expect(loaded.trust.level).toBe('untrusted');
   });
 
   it('a .mcp.json server is gated too', () => {
@@ -381,7 +381,7 @@ describe('workspace trust', () => {
     expect(serversToStart(load({ cwd: ws.repo, env: ws.env }))).toEqual([]);
   });
 
-  it('trusting starts it; a changed command or args asks again; other edits do not', () => {
+  it('trusting starts it; any change to the server entry asks again', () => {
     const ws = makeWorkspace();
     ws.writeRepo(repoServers);
     trustAll(ws);
@@ -390,9 +390,8 @@ describe('workspace trust', () => {
     ]);
 
     ws.writeRepo(repoServers + '    timeout: 9\n');
-    expect(serversToStart(load({ cwd: ws.repo, env: ws.env })).map((s) => s.name)).toEqual([
-      'tool',
-    ]);
+    expect(load({ cwd: ws.repo, env: ws.env }).servers[0]?.trust).toBe('changed');
+    trustAll(ws);
 
     ws.writeRepo(repoServers.replace('--flag', '--other'));
     const changed = load({ cwd: ws.repo, env: ws.env });
@@ -420,7 +419,7 @@ describe('workspace trust', () => {
     ws.writeGlobal('mcpServers:\n  mine:\n    command: mine\n');
     ws.writeRepo('mcpServers:\n  mine: { enabled: false }\n');
     const loaded = load({ cwd: ws.repo, env: ws.env });
-    expect(loaded.trust.needed).toBe(false);
+    expect(loaded.trust.contribution.parts).toEqual([]);
     expect(serversToStart(loaded)).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@ import {
   type LoadOptions,
 } from '../../../src/main/config/load.ts';
 import { parseKeyPath } from '../../../src/main/config/merge.ts';
-import { trustWorkspace } from '../../../src/main/config/trust.ts';
+import { trustRepository } from '../../../src/main/trust/decide.ts';
 import { makeWorkspace } from './helpers.ts';
 
 const load = (options: LoadOptions) => {
@@ -24,7 +24,7 @@ const failure = (options: LoadOptions): string => {
 
 const trustAll = (ws: ReturnType<typeof makeWorkspace>) => {
   const loaded = load({ cwd: ws.repo, env: ws.env });
-  trustWorkspace(path.join(ws.home, 'trust.json'), loaded.root, loaded.gated);
+  trustRepository(path.join(ws.home, 'trust.json'), loaded.root, loaded.trust.contribution);
 };
 
 const sets = (...texts: string[]): FlagOverride[] => texts.map(parseSetFlag);
@@ -70,7 +70,6 @@ describe('layers merge first, then the merged config is validated once', () => {
   it('a merged entry that lacks a required key names the file and line that wrote it', () => {
     const ws = makeWorkspace();
     const file = ws.writeRepo('model: fast\nmodels:\n  fast:\n    model: x\n');
-    trustAll(ws);
     const message = failure({ cwd: ws.repo, env: ws.env });
     const shown = file.replace(ws.base, '~');
     expect(message).toBe(

@@ -9,6 +9,7 @@ import {
   type ApprovalRequest,
   type ApprovalSettings,
 } from '../../../src/main/engine/approvals.ts';
+import type { PolicyLayer } from '../../../src/main/trust/policy.ts';
 import { builtinTools } from '../../../src/workers/protocol/tools.ts';
 
 const builtin = (tool: string): ApprovalRequest => {
@@ -21,7 +22,11 @@ const mcp = (tool: string, extra: Partial<ApprovalRequest> = {}): ApprovalReques
   server: tool.split('__')[0]!,
   ...extra,
 });
-const none: ApprovalSettings = { policy: {} };
+/** One config layer's `tools.policy`. */
+const layer = (rules: Record<string, 'allow' | 'ask' | 'deny'>): PolicyLayer[] => [
+  { source: '', rules },
+];
+const none: ApprovalSettings = { policy: layer({}) };
 
 describe('decideApproval', () => {
   it.each<[string, ApprovalRequest, ApprovalSettings, 'allow' | 'ask' | 'deny']>([
@@ -56,115 +61,115 @@ describe('decideApproval', () => {
       none,
       'ask',
     ],
-    ['config allows by exact name', builtin('bash'), { policy: { bash: 'allow' } }, 'allow'],
+    ['config allows by exact name', builtin('bash'), { policy: layer({ bash: 'allow' }) }, 'allow'],
     [
       'config asks for a read-only built-in',
       builtin('read_file'),
-      { policy: { read_file: 'ask' } },
+      { policy: layer({ read_file: 'ask' }) },
       'ask',
     ],
     [
       'config allows an MCP server by glob',
       mcp('memory__create'),
-      { policy: { 'memory__*': 'allow' } },
+      { policy: layer({ 'memory__*': 'allow' }) },
       'allow',
     ],
     [
       'a glob for another server does not match',
       mcp('github__x'),
-      { policy: { 'memory__*': 'allow' } },
+      { policy: layer({ 'memory__*': 'allow' }) },
       'ask',
     ],
     [
       'exact name beats glob',
       mcp('memory__delete'),
-      { policy: { 'memory__*': 'allow', memory__delete: 'deny' } },
+      { policy: layer({ 'memory__*': 'allow', memory__delete: 'deny' }) },
       'deny',
     ],
     [
       'longer glob beats shorter',
       mcp('memory__delete_all'),
-      { policy: { '*': 'allow', 'memory__delete*': 'ask' } },
+      { policy: layer({ '*': 'allow', 'memory__delete*': 'ask' }) },
       'ask',
     ],
     [
       'equal globs: the strictest wins',
       mcp('ab__xy'),
-      { policy: { 'ab__*': 'allow', '*__xy': 'deny' } },
+      { policy: layer({ 'ab__*': 'allow', '*__xy': 'deny' }) },
       'deny',
     ],
     [
       'config ask beats readOnlyHint',
       mcp('m__r', { readOnlyHint: true }),
-      { policy: { 'm__*': 'ask' } },
+      { policy: layer({ 'm__*': 'ask' }) },
       'ask',
     ],
     [
       'trusted server allows',
       mcp('local__run'),
-      { policy: {}, trustedServers: ['local'] },
+      { policy: layer({}), trustedServers: ['local'] },
       'allow',
     ],
     [
       'config beats trust',
       mcp('local__run'),
-      { policy: { local__run: 'ask' }, trustedServers: ['local'] },
+      { policy: layer({ local__run: 'ask' }), trustedServers: ['local'] },
       'ask',
     ],
     [
       'trust of another server does not count',
       mcp('other__run'),
-      { policy: {}, trustedServers: ['local'] },
+      { policy: layer({}), trustedServers: ['local'] },
       'ask',
     ],
-    ['--yes allows what asks', builtin('bash'), { policy: {}, yes: true }, 'allow'],
-    ['--yes allows MCP tools', mcp('github__push'), { policy: {}, yes: true }, 'allow'],
+    ['--yes allows what asks', builtin('bash'), { policy: layer({}), yes: true }, 'allow'],
+    ['--yes allows MCP tools', mcp('github__push'), { policy: layer({}), yes: true }, 'allow'],
     [
       '--yes never beats a config deny',
       builtin('bash'),
-      { policy: { bash: 'deny' }, yes: true },
+      { policy: layer({ bash: 'deny' }), yes: true },
       'deny',
     ],
     [
       'config deny beats a remembered allow',
       builtin('bash'),
-      { policy: { 'b*': 'deny' }, session: { bash: 'allow' } },
+      { policy: layer({ 'b*': 'deny' }), session: { bash: 'allow' } },
       'deny',
     ],
     [
       'remembered for the session allows',
       builtin('bash'),
-      { policy: {}, session: { bash: 'allow' } },
+      { policy: layer({}), session: { bash: 'allow' } },
       'allow',
     ],
     [
       'remembered for the repo allows',
       builtin('edit_file'),
-      { policy: {}, repo: { edit_file: 'allow' } },
+      { policy: layer({}), repo: { edit_file: 'allow' } },
       'allow',
     ],
     [
       'remembered beats config ask',
       builtin('bash'),
-      { policy: { bash: 'ask' }, repo: { bash: 'allow' } },
+      { policy: layer({ bash: 'ask' }), repo: { bash: 'allow' } },
       'allow',
     ],
     [
       'a remembered deny refuses',
       builtin('read_file'),
-      { policy: {}, session: { read_file: 'deny' } },
+      { policy: layer({}), session: { read_file: 'deny' } },
       'deny',
     ],
     [
       'session beats repo',
       builtin('bash'),
-      { policy: {}, session: { bash: 'deny' }, repo: { bash: 'allow' } },
+      { policy: layer({}), session: { bash: 'deny' }, repo: { bash: 'allow' } },
       'deny',
     ],
     [
       'remembered globs match',
       mcp('memory__add'),
-      { policy: {}, repo: { 'memory__*': 'allow' } },
+      { policy: layer({}), repo: { 'memory__*': 'allow' } },
       'allow',
     ],
   ])('%s', (_name, request, settings, expected) => {
@@ -172,7 +177,7 @@ describe('decideApproval', () => {
   });
 
   it('explains the rule that decided', () => {
-    expect(explainApproval(mcp('memory__x'), { policy: { 'memory__*': 'deny' } })).toEqual({
+    expect(explainApproval(mcp('memory__x'), { policy: layer({ 'memory__*': 'deny' }) })).toEqual({
       decision: 'deny',
       reason: 'tools.policy "memory__*": deny',
     });

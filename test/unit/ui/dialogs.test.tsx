@@ -94,16 +94,27 @@ describe('SamplingDialog and TrustDialog', () => {
   it('shows what an untrusted repository would run', async () => {
     const onAnswer = vi.fn();
     const view = render(
-      <TrustDialog servers={[{ name: 'memory', command: 'node server.js' }]} onAnswer={onAnswer} />,
+      <TrustDialog
+        offer={{
+          level: 'untrusted',
+          digest: 'd',
+          servers: [{ name: 'memory', command: 'node server.js' }],
+          settings: ['tools.policy.bash: "allow"'],
+          prompts: ['AGENTS.md'],
+        }}
+        onAnswer={onAnswer}
+      />,
     );
     expect(view.lastFrame()).toBe(
       box([
-        "This repository's config starts MCP servers. Trust it?",
-        'memory: node server.js',
-        'Same as niffler trust; a changed command asks again.',
+        'Trust this repository?',
+        'server memory: node server.js',
+        'setting tools.policy.bash: "allow"',
+        'prompt files for the model: AGENTS.md',
+        'Same as niffler trust; any change to these asks again (niffler trust --diff).',
         '',
-        '› 1. Trust this repository and start them (y)',
-        '  2. Not now (they stay off) (n)',
+        '› 1. Trust it: start its servers, use its settings and prompt files (y)',
+        '  2. Not now (none of it is used) (n)',
       ]),
     );
     view.stdin.write('\r');

@@ -43,7 +43,7 @@ export const DialogView = ({ dialog, onAnswer }: DialogViewProps) => {
       return (
         <TrustDialog
           key={dialog.id}
-          servers={dialog.servers}
+          offer={dialog.offer}
           onAnswer={(trust) => onAnswer(dialog.id, { kind: 'trust', trust })}
         />
       );

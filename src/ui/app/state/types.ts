@@ -4,6 +4,7 @@ import type {
   McpServerStatus,
   SessionEvent,
   SessionSpent,
+  TrustOffer,
   TurnSummary,
 } from '../../../main/protocol.ts';
 import type { McpElicitation, McpElicitationAnswer } from '../../../workers/protocol/mcp.ts';
@@ -52,7 +53,7 @@ export type Dialog =
   | { kind: 'approval'; id: string; ask: ApprovalAsk }
   | { kind: 'elicitation'; id: string; server: string; elicitation: McpElicitation }
   | { kind: 'sampling'; id: string; server: string; summary: string; maxTokens: number }
-  | { kind: 'trust'; id: string; servers: { name: string; command: string }[] };
+  | { kind: 'trust'; id: string; offer: TrustOffer };
 
 export type DialogAnswer =
   | { kind: 'approval'; answer: ApprovalAnswer }

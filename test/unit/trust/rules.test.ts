@@ -1,0 +1,132 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { parseConfigText } from '../../../src/main/config/source.ts';
+import { repositoryContribution } from '../../../src/main/trust/contribution.ts';
+import { composePolicy, type PolicyLayer } from '../../../src/main/trust/policy.ts';
+import { protectedPlaces, protectedReason } from '../../../src/main/trust/protected.ts';
+
+const contribution = (yaml: string) =>
+  repositoryContribution([parseConfigText(yaml, '/r/.niffler/config.yaml', { kind: 'repo' })]);
+
+describe('what a repository contributes that needs trust', () => {
+  const server = 'mcpServers:\n  s:\n    command: node\n    args: [s.js]\n';
+
+  it('a server counts whole: trust, oauth, env, headers, timeout all change the digest', () => {
+    const base = contribution(server).digest;
+    for (const extra of [
+      '    trust: true\n',
+      '    oauth: { scopes: [x] }\n',
+      '    env: { K: v }\n',
+      '    headers: { A: b }\n',
+      '    timeout: 5\n',
+    ])
+      expect(contribution(server + extra).digest, extra).not.toBe(base);
+  });
+
+  it('lists what widens, and nothing that only tightens', () => {
+    const parts = contribution(
+      'mcpServers:\n  off: { enabled: false }\n  s: { command: x }\n' +
+        'models:\n  tuned: { model: bigger, temperature: 0.1 }\n  routed: { provider: openai, baseUrl: "http://x/v1", model: m }\n' +
+        'tools:\n  allowedPaths: []\n  policy: { bash: allow, fetch: deny, grep: ask }\n  disabled: [bash]\n',
+    ).parts;
+    expect(parts.map((p) => [p.key, p.kind, p.line])).toEqual([
+      ['repo:mcpServers.s', 'server', 3],
+      ['repo:models.routed', 'setting', 6],
+      ['repo:tools.policy.bash', 'setting', 9],
+    ]);
+  });
+});
+
+describe('policy composes by tightening', () => {
+  const layers: PolicyLayer[] = [
+    { source: 'global', rules: { 'memory__*': 'deny', bash: 'ask' } },
+    { source: 'repo', rules: { memory__read: 'allow', bash: 'allow' } },
+  ];
+  it('a deny in any layer wins over an allow above it, even a more specific one', () => {
+    expect(composePolicy(layers, 'memory__read')).toEqual({
+      decision: 'deny',
+      pattern: 'memory__*',
+      source: 'global',
+    });
+  });
+  it('otherwise the highest layer with a rule decides', () => {
+    expect(composePolicy(layers, 'bash')).toMatchObject({ decision: 'allow', source: 'repo' });
+    expect(composePolicy(layers, 'grep')).toBeUndefined();
+  });
+});
+
+describe('calls that touch the rules a model runs under', () => {
+  const setup = () => {
+    const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-prot-')));
+    onTestFinished(() => rmSync(base, { recursive: true, force: true }));
+    const root = path.join(base, 'repo');
+    mkdirSync(path.join(root, '.git', 'hooks'), { recursive: true });
+    mkdirSync(path.join(root, 'src'));
+    symlinkSync(path.join(root, '.git'), path.join(root, 'src', 'g'));
+    const env = { HOME: base, NIFFLER_HOME: path.join(base, 'h') };
+    return { root, env, places: protectedPlaces(root, env) };
+  };
+  const write = (p: string) => ({
+    name: 'write_file',
+    args: { path: p },
+    kind: 'builtin' as const,
+    readOnly: false,
+  });
+
+  it.each([
+    ['.git/config', true],
+    ['src/../.git/hooks/pre-push', true],
+    ['src/g/hooks/pre-commit', true],
+    ['.niffler/config.yaml', true],
+    ['.niffler/agents/x.md', true],
+    ['.mcp.json', true],
+    ['src/app.ts', false],
+    ['.gitignore', false],
+  ])('write_file %s → protected: %s', (file, expected) => {
+    const { root, env, places } = setup();
+    expect(protectedReason(write(file), root, places, env) !== undefined).toBe(expected);
+  });
+
+  it('names the place and why, in the reason the user is shown', () => {
+    const { root, env, places } = setup();
+    expect(protectedReason(write('src/g/config'), root, places, env)).toBe(
+      `"src/g/config" changes ~/repo/.git (git's config and hooks: they run code on your next git command); it always asks`,
+    );
+  });
+
+  it('finds paths in MCP arguments (a file:// URI too) and in bash; read-only calls never count', () => {
+    const { root, env, places } = setup();
+    const mcp = (args: unknown) => ({
+      name: 'fs__write',
+      args,
+      kind: 'mcp' as const,
+      readOnly: false,
+    });
+    expect(
+      protectedReason(mcp({ path: path.join(root, '.git/config') }), root, places, env),
+    ).toBeDefined();
+    expect(
+      protectedReason(
+        mcp({ edits: [{ destination: `file://${root}/.mcp.json` }] }),
+        root,
+        places,
+        env,
+      ),
+    ).toBeDefined();
+    expect(protectedReason(mcp({ path: 'notes.md' }), root, places, env)).toBeUndefined();
+    const bash = (command: string) => ({
+      name: 'bash',
+      args: { command },
+      kind: 'builtin' as const,
+      readOnly: false,
+    });
+    expect(protectedReason(bash('cat > ~/h/trust.json'), root, places, env)).toBeDefined();
+    expect(protectedReason(bash('git config --get user.name'), root, places, env)).toBeUndefined();
+    expect(protectedReason(bash('npm test'), root, places, env)).toBeUndefined();
+    expect(
+      protectedReason({ ...write('.git/config'), readOnly: true }, root, places, env),
+    ).toBeUndefined();
+  });
+});
