@@ -1,6 +1,5 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
+import { readStateFile, withStateLock, writeStateFile } from '../../workers/shared/state-file.ts';
 import { tildify } from '../paths.ts';
 import { composePolicy, matchRule, type PolicyLayer } from '../trust/policy.ts';
 
@@ -103,14 +102,18 @@ export type RememberScope = 'session' | 'repo';
 
 /**
  * Remembered answers: per session in memory, per repository in `file` (under `$NIFFLER_HOME`,
- * mode 0600, keyed by workspace root; never inside the repository). A missing or broken file
- * counts as empty and is replaced on the next save.
+ * mode 0600, keyed by workspace root; never inside the repository). The file is read only as a
+ * private regular file (never through a symlink); one that is missing counts as empty, one that
+ * cannot be relied on too — nothing is remembered from it (`problem` says why) — and it is
+ * replaced whole on the next save, under a lock so two front-ends lose nothing.
  */
 export class ApprovalStore {
   readonly #file: string;
   readonly #root: string;
   readonly #sessions = new Map<string, Record<string, 'allow' | 'deny'>>();
   #repo: Record<string, 'allow' | 'deny'> = {};
+  /** Why the file was not used, if it was not. */
+  problem: string | undefined;
 
   constructor(file: string, root: string) {
     this.#file = file;
@@ -119,7 +122,7 @@ export class ApprovalStore {
 
   /** Reads the repository's saved answers; call once before `settingsFor`. */
   async load(): Promise<void> {
-    this.#repo = { ...((await this.#read()).workspaces[this.#root] ?? {}) };
+    this.#repo = { ...(this.#read().workspaces[this.#root] ?? {}) };
   }
 
   /** The remembered answers to put into `ApprovalSettings` for a session. */
@@ -139,33 +142,36 @@ export class ApprovalStore {
       return;
     }
     this.#repo = { ...this.#repo, [pattern]: answer };
-    const store = await this.#read();
-    store.workspaces[this.#root] = this.#repo;
-    await this.#write(store);
+    this.#update((store) => void (store.workspaces[this.#root] = this.#repo));
   }
 
   /** Forgets every answer saved for this repository. */
   async forgetRepo(): Promise<void> {
     this.#repo = {};
-    const store = await this.#read();
-    delete store.workspaces[this.#root];
-    await this.#write(store);
+    this.#update((store) => void delete store.workspaces[this.#root]);
   }
 
-  async #read(): Promise<StoreFile> {
-    try {
-      const parsed = StoreSchema.safeParse(JSON.parse(await readFile(this.#file, 'utf8')));
-      if (parsed.success) return parsed.data;
-    } catch {
-      // Missing or unreadable JSON: start empty; the next save rewrites the file whole.
+  #read(): StoreFile {
+    const read = readStateFile(this.#file);
+    this.problem = undefined;
+    if (read.kind === 'text') {
+      try {
+        const parsed = StoreSchema.safeParse(JSON.parse(read.text));
+        if (parsed.success) return parsed.data;
+      } catch {
+        // Reported below.
+      }
     }
+    if (read.kind !== 'missing')
+      this.problem = `${tildify(this.#file)}: ${read.kind === 'refused' ? read.why : 'not a valid approvals file'}; no remembered answer is used from it (the next "always" answer replaces it)`;
     return { version: 1, workspaces: {} };
   }
 
-  async #write(store: StoreFile): Promise<void> {
-    await mkdir(path.dirname(this.#file), { recursive: true, mode: 0o700 });
-    const temp = `${this.#file}.${process.pid}.tmp`;
-    await writeFile(temp, `${JSON.stringify(store, null, 2)}\n`, { mode: 0o600 });
-    await rename(temp, this.#file);
+  #update(change: (store: StoreFile) => void): void {
+    withStateLock(this.#file, () => {
+      const store = this.#read();
+      change(store);
+      writeStateFile(this.#file, `${JSON.stringify(store, null, 2)}\n`);
+    });
   }
 }

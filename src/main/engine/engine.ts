@@ -198,6 +198,7 @@ export class Engine implements EngineHandlers {
       } else session = Session.create(deps);
       this.#sessions.set(session.id, session);
       const offer = this.#loaded ? trustOffer(this.#loaded) : undefined;
+      if (this.approvals.problem) warnings = [...warnings, this.approvals.problem];
       return {
         sessionId: session.id,
         messages: session.messages,

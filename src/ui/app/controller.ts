@@ -157,12 +157,14 @@ export const createController = (options: ControllerOptions) => {
         client.onNotification('mcp/status-changed', (status: McpServerStatus) =>
           dispatch({ type: 'server-status', status }),
         ),
-        client.onNotification('config/changed', ({ ok, error }) =>
+        client.onNotification('config/changed', ({ ok, error, warnings }) => {
           notice(
             ok ? 'info' : 'error',
             ok ? 'config reloaded' : `config not reloaded: ${error ?? 'invalid'}`,
-          ),
-        ),
+          );
+          // An edit that made the repository untrusted again says so here.
+          for (const warning of warnings) notice('warn', warning);
+        }),
       );
       client.onRequest('approval/ask', async (ask_, signal) => {
         const answer = await ask(

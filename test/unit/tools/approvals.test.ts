@@ -1,4 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -226,5 +235,27 @@ describe('ApprovalStore', () => {
     expect(JSON.parse(readFileSync(file, 'utf8')).workspaces['/repo']).toEqual({ fetch: 'allow' });
     await store.forgetRepo();
     expect(JSON.parse(readFileSync(file, 'utf8')).workspaces).toEqual({});
+  });
+
+  it('never follows a symlinked approvals file: nothing is remembered from it, and the problem is named', async () => {
+    const file = tempFile();
+    const planted = path.join(path.dirname(path.dirname(file)), 'planted.json');
+    writeFileSync(
+      planted,
+      JSON.stringify({ version: 1, workspaces: { '/repo': { bash: 'allow' } } }),
+    );
+    mkdirSync(path.dirname(file), { recursive: true });
+    symlinkSync(planted, file);
+    const store = new ApprovalStore(file, '/repo');
+    await store.load();
+    expect(store.remembered('s').repo).toEqual({});
+    expect(store.problem).toMatch(
+      /approvals\.json: it is a symlink; no remembered answer is used from it/,
+    );
+    await store.remember('repo', 's', 'grep', 'allow');
+    expect(lstatSync(file).isSymbolicLink()).toBe(false);
+    expect(JSON.parse(readFileSync(planted, 'utf8')).workspaces['/repo']).toEqual({
+      bash: 'allow',
+    });
   });
 });
