@@ -88,6 +88,11 @@ export interface PromptParams {
   model?: string;
   /** False for one-shot runs: calls that need approval are denied, elicitations declined. */
   interactive: boolean;
+  /**
+   * Where the front-end runs: instruction files (NIFFLER.md, AGENTS.md, CLAUDE.md) from the root
+   * down to it join the system prompt. The workspace root when absent.
+   */
+  cwd?: string;
 }
 
 export interface SessionOpened {

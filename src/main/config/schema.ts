@@ -140,6 +140,8 @@ export const ConfigSchema = z.strictObject({
   agent: z
     .strictObject({
       maxSteps: z.number().int().positive().default(50),
+      /** Branch, upstream, short status and recent commits at the end of the system prompt. */
+      git: z.boolean().default(true),
     })
     .prefault({}),
   daemon: z

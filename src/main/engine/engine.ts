@@ -253,6 +253,7 @@ export class Engine implements EngineHandlers {
   #sessionDeps(): SessionDeps {
     return {
       root: this.options.root,
+      home: this.paths.home,
       sessionsDir: this.paths.sessionsDir,
       api: this.api,
       tools: this.tools,

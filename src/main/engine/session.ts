@@ -12,7 +12,7 @@ import { fail } from '../../workers/protocol/tool-result.ts';
 import type { PromptParams, TurnOutcome, TurnSummary } from '../protocol.ts';
 import { VERSION } from '../version.ts';
 import type { ApprovalStore } from './approvals.ts';
-import { buildSystemPrompt } from './prompt.ts';
+import { buildSystemPrompt } from './context/prompt.ts';
 import {
   buildToolTable,
   runToolCalls,
@@ -32,6 +32,8 @@ export interface LlmStreamer {
 
 export interface SessionDeps {
   root: string;
+  /** `$NIFFLER_HOME`: the user's own instruction files. */
+  home: string;
   sessionsDir: string;
   api: LlmStreamer;
   tools: BuiltinTools;
@@ -211,7 +213,7 @@ export class Session {
       io.emit({ type: 'turn-start', turn, model: modelName });
       this.#record({ role: 'user', content: params.text });
       const table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
-      const system = this.#systemPrompt(table.size > 0, io);
+      const system = await this.#systemPrompt(table.size > 0, params, io, signal);
       for (steps = 1; steps <= config.agent.maxSteps; steps++) {
         if (signal.aborted) return await end('cancelled');
         // Everything so far is on disk before the model is asked again.
@@ -274,9 +276,22 @@ export class Session {
    * The system prompt, with the repository's prompt files only while it is trusted; says once
    * per session what was left out and why.
    */
-  #systemPrompt(hasTools: boolean, io: TurnIO): string {
-    const trusted = this.deps.config().trust.level === 'trusted';
-    const prompt = buildSystemPrompt(this.deps.root, { hasTools, trusted });
+  async #systemPrompt(
+    hasTools: boolean,
+    params: PromptParams,
+    io: TurnIO,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const loaded = this.deps.config();
+    const prompt = await buildSystemPrompt({
+      root: this.deps.root,
+      ...(params.cwd ? { cwd: params.cwd } : {}),
+      home: this.deps.home,
+      hasTools,
+      trusted: loaded.trust.level === 'trusted',
+      git: loaded.config.agent.git,
+      signal,
+    });
     const notes = [
       ...(prompt.untrusted.length
         ? [
@@ -284,6 +299,7 @@ export class Session {
           ]
         : []),
       ...prompt.refused.map(({ file, why }) => `${file} not given to the model: it ${why}`),
+      ...prompt.cut.map((file) => `${file} cut: instruction files are limited in size`),
     ];
     const key = notes.join('\n');
     if (key && key !== this.#promptNotes)

@@ -5,7 +5,7 @@ import type { RequestContext } from '../daemon/connection.ts';
 import type { ParamsOf, ResultOf, TrustOffer } from '../protocol.ts';
 import { showPart, trustRepository } from '../trust/decide.ts';
 import type { Engine } from './engine.ts';
-import { promptFilesPresent } from './prompt.ts';
+import { promptFilesPresent } from './context/prompt.ts';
 
 type UiMethod = 'config/reload' | 'trust/accept';
 

@@ -21,6 +21,8 @@ const NOTHING_SPENT: SessionSpent = {
 export interface ControllerOptions {
   client: EngineClient;
   root: string;
+  /** Where niffler was started: instruction files down to it are read. */
+  cwd?: string;
   env?: Env;
   dispatch: (action: Action) => void;
   getState: () => UiState;
@@ -111,6 +113,7 @@ export const createController = (options: ControllerOptions) => {
           sessionId: id,
           text: body,
           interactive: true,
+          ...(options.cwd ? { cwd: options.cwd } : {}),
           ...(options.yes ? { yes: true } : {}),
           ...(model ? { model } : {}),
         },

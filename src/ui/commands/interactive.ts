@@ -24,12 +24,13 @@ export const interactive = async (options: InteractiveOptions): Promise<void> =>
     app,
     import('../app/deferred-client.ts'),
   ]);
-  const { root } = findWorkspace(options.cwd ?? process.cwd());
+  const { root, searched } = findWorkspace(options.cwd ?? process.cwd());
   let sessionId: string;
   try {
     sessionId = await runApp({
       client: deferClient(engine.then((e) => e.client)),
       root,
+      cwd: searched[0] ?? root,
       session: {
         ...(options.resume ? { resume: options.resume } : {}),
         ...(options.continue ? { continue: true } : {}),

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { GlobalOptions } from '../context.ts';
 import { withEngine } from '../engine.ts';
 import { NifflerError } from '../../main/errors.ts';
+import { findWorkspace } from '../../main/paths.ts';
 import { info, warn } from '../render/output.ts';
 import { createJsonRenderer, createPlainRenderer, exitCodeForOutcome } from '../render/turn.ts';
 
@@ -64,6 +65,7 @@ export const oneShot = async (options: OneShotOptions): Promise<void> => {
             sessionId: opened.sessionId,
             text,
             interactive: false,
+            cwd: findWorkspace(options.cwd ?? process.cwd()).searched[0],
             ...(options.yes ? { yes: true } : {}),
             ...(options.model ? { model: options.model } : {}),
           },

@@ -1,7 +1,7 @@
 import type { LoadedConfig } from '../../main/config/load.ts';
 import { connectDaemon } from '../../main/daemon/lifecycle.ts';
 import { describeServer } from '../../main/config/redact.ts';
-import { promptFilesPresent } from '../../main/engine/prompt.ts';
+import { promptFilesPresent } from '../../main/engine/context/prompt.ts';
 import { nifflerPaths, tildify } from '../../main/paths.ts';
 import { formatPlace } from '../../main/config/source.ts';
 import {
