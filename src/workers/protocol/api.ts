@@ -91,6 +91,8 @@ export interface ModelSpec {
   stallTimeoutMs: number;
   /** The user's config file as they would type it (`~/.niffler/config.yaml`), for messages. */
   configFile?: string;
+  /** Tokens the model may be given (prompt and answer); Ollama is told it as `num_ctx`. */
+  contextWindow?: number;
 }
 
 /** One call to a model. System prompts may be `system` messages anywhere at the front. */

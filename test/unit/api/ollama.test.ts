@@ -102,6 +102,12 @@ describe('streamOllama', () => {
     expect(JSON.parse(request!.body)).toMatchObject({ model: 'm', stream: true });
   });
 
+  it('tells Ollama the context window as num_ctx, so it does not cut the prompt at its default', async () => {
+    const seen = await answer([DONE]);
+    await run({ contextWindow: 32_768, maxTokens: 1000 });
+    expect(JSON.parse(seen[0]!.body).options).toEqual({ num_ctx: 32_768, num_predict: 1000 });
+  });
+
   it('reads lines split across chunks, characters split across bytes, and skips blank lines', async () => {
     const bytes = new TextEncoder().encode(line('héllo'));
     const cut = bytes.indexOf(0xc3) + 1; // inside the two bytes of "é"

@@ -109,6 +109,8 @@ export const streamOllama: ProviderStream = async function* (call) {
       options: {
         ...(spec.temperature === undefined ? {} : { temperature: spec.temperature }),
         ...(spec.maxTokens === undefined ? {} : { num_predict: spec.maxTokens }),
+        // Without it Ollama cuts the prompt at its own default (2k–8k tokens), silently.
+        ...(spec.contextWindow === undefined ? {} : { num_ctx: spec.contextWindow }),
       },
     }),
     signal: call.signal,

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import {
+  planTools,
+  searchTools,
+  TOOL_SEARCH,
+  type SearchableTool,
+} from '../../../src/main/engine/context/tool-search.ts';
+
+const tool = (
+  server: string,
+  name: string,
+  description: string,
+  params: string[] = [],
+): SearchableTool => ({
+  kind: 'mcp',
+  server,
+  spec: {
+    name: `${server}__${name}`,
+    description,
+    inputSchema: {
+      type: 'object',
+      properties: Object.fromEntries(params.map((p) => [p, { type: 'string' }])),
+    },
+  },
+});
+const builtin: SearchableTool = {
+  kind: 'builtin',
+  spec: { name: 'read_file', description: 'Read a file', inputSchema: {} },
+};
+
+const catalog = [
+  tool('github', 'create_issue', 'Create a new issue in a GitHub repository', [
+    'owner',
+    'repo',
+    'title',
+    'body',
+  ]),
+  tool('github', 'create_pull_request', 'Open a pull request from a branch', [
+    'owner',
+    'repo',
+    'head',
+    'base',
+  ]),
+  tool('github', 'list_issues', 'List issues of a repository, filtered by state and labels', [
+    'owner',
+    'repo',
+    'state',
+  ]),
+  tool('jira', 'search_issues', 'Search Jira issues with JQL', ['jql']),
+  tool('db', 'query', 'Run a read-only SQL query against the database', ['sql']),
+  tool('db', 'list_tables', 'List the tables of the connected PostgreSQL database', ['schema']),
+  tool('k8s', 'get_pods', 'List pods in a namespace', ['namespace']),
+];
+
+describe('deferring tools', () => {
+  const options = {
+    mode: 'auto' as const,
+    window: 100_000,
+    alwaysLoad: new Set<string>(),
+    loaded: new Set<string>(),
+  };
+
+  it('auto sends everything while the MCP schemas stay under a tenth of the window', () => {
+    const plan = planTools([builtin, ...catalog], options);
+    expect(plan.deferred).toEqual([]);
+    expect(plan.offered).toHaveLength(8);
+  });
+
+  it('past it, MCP tools wait behind tool_search, named one line each; built-ins and alwaysLoad servers stay', () => {
+    const plan = planTools([builtin, ...catalog], {
+      ...options,
+      window: 3000,
+      alwaysLoad: new Set(['k8s']),
+    });
+    expect(plan.offered.map((t) => t.name)).toEqual(['read_file', 'k8s__get_pods', TOOL_SEARCH]);
+    expect(plan.deferred).toHaveLength(6);
+    const search = plan.offered.at(-1)!;
+    expect(search.description).toContain(
+      '- github__create_issue: Create a new issue in a GitHub repository',
+    );
+  });
+
+  it('a tool found earlier in the turn is sent whole; never sends all, always defers all', () => {
+    const loaded = new Set(['db__query']);
+    const plan = planTools([builtin, ...catalog], { ...options, mode: 'always', loaded });
+    expect(plan.offered.map((t) => t.name)).toEqual(['read_file', 'db__query', TOOL_SEARCH]);
+    expect(planTools(catalog, { ...options, mode: 'never', window: 10 }).deferred).toEqual([]);
+  });
+
+  it('names servers instead of tools when even one line each is too much', () => {
+    const many = Array.from({ length: 400 }, (_, i) =>
+      tool(`s${i % 4}`, `tool_${i}`, 'Does a thing with a fairly long description'),
+    );
+    const plan = planTools(many, { ...options, window: 20_000 });
+    expect(plan.offered.at(-1)!.description).toContain('- s0__*: 100 tools of the s0 server');
+  });
+});
+
+describe('searching deferred tools', () => {
+  it.each([
+    ['open a pull request for my branch', 'github__create_pull_request'],
+    ['what tables are in the database', 'db__list_tables'],
+    ['find jira tickets with JQL', 'jira__search_issues'],
+    ['show the pods running in staging namespace', 'k8s__get_pods'],
+    ['file a bug report issue', 'github__create_issue'],
+  ])('%s → %s first', (query, expected) => {
+    expect(searchTools(catalog, query)[0]?.spec.name).toBe(expected);
+  });
+
+  it('an exact name comes first, with or without its server', () => {
+    expect(searchTools(catalog, 'query')[0]?.spec.name).toBe('db__query');
+    expect(searchTools(catalog, 'github__list_issues')[0]?.spec.name).toBe('github__list_issues');
+  });
+
+  it('finds nothing for words no tool has', () => {
+    expect(searchTools(catalog, 'zebra')).toEqual([]);
+  });
+});
