@@ -74,7 +74,7 @@ const searchSpec = (deferred: readonly SearchableTool[], window: number): ToolSp
           type: 'integer',
           minimum: 1,
           maximum: 10,
-          description: 'how many to load (default 5)',
+          description: 'how many to load (default 8)',
         },
       },
       required: ['query'],
@@ -117,29 +117,102 @@ const words = (text: string): string[] =>
     .split(/[^a-z0-9]+/)
     .filter((w) => w.length > 1 && !STOP.has(w));
 
-const STOP = new Set([
-  'the',
-  'a',
-  'an',
-  'of',
-  'to',
-  'and',
-  'or',
-  'in',
-  'on',
-  'for',
-  'with',
-  'is',
-  'it',
-  'by',
-  'this',
-  'that',
-  'from',
-  'as',
-  'be',
-  'are',
-  'at',
-]);
+const STOP = new Set(
+  'the a an of to and or in on for with is it by this that from as be are at my me i we our you your so do does did can could would should will what which who when where how there here into onto about please use using some any all'.split(
+    ' ',
+  ),
+);
+
+/**
+ * Words developers use for what tools name otherwise: a query term also looks for these (its
+ * own matches count more). General vocabulary of the trade, not any server's.
+ */
+const SYNONYMS: Record<string, string[]> = {
+  pr: ['pull', 'request'],
+  prs: ['pull', 'request'],
+  mr: ['merge', 'request'],
+  dm: ['direct', 'message'],
+  ticket: ['issue'],
+  bug: ['issue'],
+  folder: ['directory'],
+  dir: ['directory'],
+  mkdir: ['create', 'directory'],
+  ls: ['list', 'directory'],
+  repo: ['repository'],
+  k8s: ['kubernetes'],
+  db: ['database'],
+  email: ['mail', 'message', 'gmail'],
+  emails: ['mail', 'message', 'gmail'],
+  mail: ['message', 'gmail'],
+  meeting: ['event', 'calendar'],
+  meetings: ['event', 'calendar'],
+  schedule: ['event', 'calendar'],
+  free: ['freebusy', 'availability'],
+  busy: ['freebusy', 'availability'],
+  comment: ['note', 'reply'],
+  reply: ['comment', 'note'],
+  react: ['reaction', 'emoji'],
+  emoji: ['reaction'],
+  rollback: ['roll', 'back', 'revert'],
+  revert: ['rollback'],
+  deploy: ['release', 'rollout'],
+  remember: ['memory', 'observation', 'entity'],
+  fact: ['observation'],
+  table: ['object', 'schema'],
+  tables: ['object', 'schema'],
+  bucket: ['s3', 'object'],
+  log: ['logs'],
+  logs: ['log'],
+  image: ['media', 'picture', 'png'],
+  picture: ['image', 'media'],
+  open: ['navigate', 'create'],
+  browse: ['navigate'],
+  url: ['navigate', 'page'],
+  page: ['browser'],
+  move: ['transition', 'rename'],
+  status: ['transition', 'state'],
+  package: ['npm', 'dependency'],
+  library: ['package'],
+  run: ['exec', 'execute'],
+  shell: ['exec', 'command'],
+  command: ['exec'],
+  delete: ['remove'],
+  remove: ['delete'],
+  add: ['create'],
+  make: ['create'],
+  new: ['create'],
+  find: ['search'],
+  lookup: ['search'],
+  look: ['search', 'read', 'get'],
+  read: ['get', 'contents'],
+  show: ['get', 'list', 'read'],
+  sum: ['add'],
+  compare: ['diff', 'difference'],
+  differ: ['diff'],
+  differs: ['diff'],
+  difference: ['diff'],
+  changes: ['diff'],
+  record: ['create', 'add', 'save'],
+  save: ['write', 'create'],
+  several: ['multiple'],
+  many: ['multiple'],
+  once: ['multiple', 'batch'],
+  files: ['multiple'],
+  everything: ['all'],
+  every: ['all'],
+};
+
+/**
+ * The words of a query worth searching with: file paths, URLs and names with an extension
+ * (`src/a/forms`, `package.json`) say what to act on, not which tool acts; they are left out.
+ */
+const queryTerms = (query: string): string[] =>
+  terms(
+    query
+      .split(/\s+/)
+      .filter((word) => !/[/\\]|^\W*[\w-]+\.[a-z0-9]{1,5}\W*$|:\/\//i.test(word))
+      .join(' '),
+  );
 
 /** A word and its stem (plural and common endings off), both indexed, so `issues` finds `issue`. */
 const terms = (text: string): string[] =>
@@ -172,7 +245,7 @@ const document = (tool: SearchableTool): string[] => {
 export const searchTools = (
   deferred: readonly SearchableTool[],
   query: string,
-  limit = 5,
+  limit = 8,
 ): SearchableTool[] => {
   const q = query.trim().toLowerCase();
   const exact = deferred.filter(
@@ -184,16 +257,21 @@ export const searchTools = (
   const average = docs.reduce((sum, d) => sum + d.terms.length, 0) / Math.max(1, docs.length);
   const df = new Map<string, number>();
   for (const d of docs) for (const term of new Set(d.terms)) df.set(term, (df.get(term) ?? 0) + 1);
-  const wanted = [...new Set(terms(query))];
+  const own = [...new Set(queryTerms(query))];
+  const related = own.flatMap((term) => SYNONYMS[term] ?? []).filter((t) => !own.includes(t));
+  const wanted: [string, number][] = [
+    ...own.map((t): [string, number] => [t, 1]),
+    ...[...new Set(related)].map((t): [string, number] => [t, 0.5]),
+  ];
   const scored = docs
     .map(({ tool, terms: doc }) => {
       let score = 0;
-      for (const term of wanted) {
+      for (const [term, weight] of wanted) {
         const tf = doc.filter((t) => t === term).length;
         if (!tf) continue;
         const n = df.get(term) ?? 0;
         const idf = Math.log(1 + (docs.length - n + 0.5) / (n + 0.5));
-        score += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * doc.length) / average));
+        score += (weight * idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * doc.length) / average));
       }
       return { tool, score };
     })
