@@ -10,6 +10,43 @@ export type Env = Record<string, string | undefined>;
 export const nifflerHome = (env: Env = process.env): string =>
   path.resolve(env['NIFFLER_HOME'] ?? path.join(env['HOME'] ?? os.homedir(), '.niffler'));
 
+/** Where credentials usually live under the home directory: hidden from sandboxed commands. */
+const SECRET_HOME_PATHS = [
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.kube',
+  '.docker',
+  '.config/gcloud',
+  '.config/gh',
+  '.netrc',
+  '.git-credentials',
+  '.npmrc',
+  '.pypirc',
+  '.cargo/credentials.toml',
+  '.password-store',
+  '.local/share/keyrings',
+];
+
+/**
+ * What a sandboxed command never sees: `$NIFFLER_HOME`, the usual credential files and
+ * directories of the home directory, the user's runtime directory (agent and bus sockets) and
+ * the Docker socket. Missing ones are skipped when the sandbox is set up.
+ */
+export const hiddenFromSandbox = (env: Env = process.env): string[] => {
+  const home = env['HOME'] ?? os.homedir();
+  const runtime =
+    env['XDG_RUNTIME_DIR'] ?? (process.getuid ? `/run/user/${process.getuid()}` : undefined);
+  return [
+    nifflerHome(env),
+    ...SECRET_HOME_PATHS.map((entry) => path.join(home, entry)),
+    ...(runtime ? [runtime] : []),
+    '/run/docker.sock',
+    '/var/run/docker.sock',
+  ];
+};
+
 /** Collapses the home directory to `~` for display. */
 export const tildify = (file: string, env: Env = process.env): string => {
   const home = env['HOME'] ?? os.homedir();

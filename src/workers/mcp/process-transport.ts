@@ -6,21 +6,7 @@ import { killGroup, waitGroupGone } from '../shared/process-group.ts';
 
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
-/** Variables a server inherits from the daemon; everything else must be configured in `env`. */
-export const SAFE_ENV_KEYS = ['PATH', 'HOME', 'USER', 'LANG', 'TERM', 'SHELL', 'TMPDIR'] as const;
-
-export const safeEnvironment = (
-  configured: Record<string, string> = {},
-  from: NodeJS.ProcessEnv = process.env,
-): Record<string, string> => {
-  const env: Record<string, string> = {};
-  for (const key of SAFE_ENV_KEYS) {
-    const value = from[key];
-    // Exported shell functions (`() { …`) are how Shellshock travelled; never pass them on.
-    if (value !== undefined && !value.startsWith('()')) env[key] = value;
-  }
-  return { ...env, ...configured };
-};
+export { SAFE_ENV_KEYS, safeEnvironment } from '../shared/environment.ts';
 
 export interface ProcessTransportOptions {
   command: string;
