@@ -231,6 +231,8 @@ export class ToolsHost {
     });
     const onAbort = () => stop(fail('canceled', `${call.name} was canceled`));
     signal.addEventListener('abort', onAbort, { once: true });
+    // Aborted while the context was made (bash waits for the bwrap probe): stop it the same way.
+    if (signal.aborted) onAbort();
     const deadline = setTimeout(() => {
       if (!isSearch)
         return stop(
