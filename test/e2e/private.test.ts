@@ -30,7 +30,7 @@ const asOther = `another local user${canMakeUsers ? '' : ' — skipped: needs ro
 const otherUser = () => {
   const name = `nfo${process.pid % 100_000}`;
   execFileSync('useradd', ['-M', '-s', '/bin/sh', name]);
-  onTestFinished(() => execFileSync('userdel', [name]));
+  onTestFinished(() => void execFileSync('userdel', [name]));
   const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim());
   const run = (script: string) => execFileSync('su', ['-s', '/bin/sh', name, '-c', script]);
   return { name, uid, run };

@@ -26,7 +26,7 @@ export interface Harness {
   llm: FakeLlm;
   client: EngineClient;
   events: SessionEvent[];
-  approvals: { tool: string; destructive: boolean }[];
+  approvals: { tool: string; destructive: boolean; reason: string }[];
   /** How the front-end answers approval requests. */
   answer: (tool: string) => ApprovalAnswer;
   open(params?: { resume?: string; continue?: boolean }): Promise<string>;
@@ -104,7 +104,11 @@ export const startHarness = async (
   };
   client.onNotification('session/event', ({ event }) => harness.events.push(event));
   client.onRequest('approval/ask', async (params) => {
-    harness.approvals.push({ tool: params.tool, destructive: params.destructive });
+    harness.approvals.push({
+      tool: params.tool,
+      destructive: params.destructive,
+      reason: params.reason,
+    });
     return { answer: harness.answer(params.tool) };
   });
   await client.request('mcp/status', { wait: true });
