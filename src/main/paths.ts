@@ -94,6 +94,10 @@ export const hiddenFromSandbox = (env: Env = process.env): string[] => {
   ];
 };
 
+/** `~` and `~/…` in a configured path, expanded to the home directory. */
+export const expandHome = (dir: string, env: Env = process.env): string =>
+  dir === '~' || dir.startsWith('~/') ? path.join(env['HOME'] ?? os.homedir(), dir.slice(1)) : dir;
+
 /** Collapses the home directory to `~` for display. */
 export const tildify = (file: string, env: Env = process.env): string => {
   const home = env['HOME'] ?? os.homedir();

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Config } from '../config/schema.ts';
-import { hiddenFromSandbox, nifflerPaths, type Env } from '../paths.ts';
+import { expandHome, hiddenFromSandbox, nifflerPaths, type Env } from '../paths.ts';
 import type { BwrapProbe } from '../../workers/protocol/sandbox.ts';
 import {
   builtinTools,
@@ -58,9 +58,6 @@ const unsandboxedNote = (reason: string): string =>
   `note: bash is not sandboxed (${reason}); commands can write outside the workspace, read your ` +
   'secrets and use the network. Install bubblewrap (apt install bubblewrap) to sandbox them, ' +
   'or set tools.bash.sandbox: off to say so and silence this note';
-
-const expandHome = (dir: string, env: Env): string =>
-  dir === '~' || dir.startsWith('~/') ? path.join(env['HOME'] ?? '/', dir.slice(1)) : dir;
 
 /**
  * Owns the piscina pool that runs the built-in tools. `run` never throws: failures, timeouts and

@@ -18,12 +18,16 @@ export interface ProcessTransportOptions {
   onStderr: (text: string) => void;
   /** A stdout line that is not JSON-RPC: logged, never fatal. */
   onNoise: (line: string, error: unknown) => void;
+  /** Names the resource limit an exit came from, if any (see server-launch.ts). */
+  explainExit?: (exit: ProcessExit) => string | undefined;
 }
 
 /** How the process ended, once it has. */
 export interface ProcessExit {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** The limit it ended on, as a phrase: `went over its memory limit (…) and ended`. */
+  limit?: string;
 }
 
 /**
@@ -68,7 +72,10 @@ export class ProcessTransport implements Transport {
         this.onerror?.(error);
       });
       child.once('spawn', () => resolve());
-      child.once('exit', (code, signal) => (this.exit = { code, signal }));
+      child.once('exit', (code, signal) => {
+        const limit = this.options.explainExit?.({ code, signal });
+        this.exit = { code, signal, ...(limit ? { limit } : {}) };
+      });
       child.once('close', (code, signal) => {
         this.exit ??= { code, signal };
         this.onclose?.();

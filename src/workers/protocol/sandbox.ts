@@ -20,6 +20,11 @@ export type SandboxMode = 'auto' | 'bwrap' | 'off';
 export interface SandboxPolicy {
   /** Absolute paths bound read-write. */
   write: string[];
+  /**
+   * Absolute paths kept visible read-only even where the sandbox replaces what holds them (a
+   * workspace under /tmp, which is private inside).
+   */
+  read?: string[];
   /** Absolute paths hidden (an empty directory, or an empty file, over each that exists). */
   hide: string[];
   network: boolean;
