@@ -74,6 +74,20 @@ describe('a stdio server under resource limits', () => {
     expect(keys).not.toContain('OPENAI_API_KEY');
   });
 
+  it("redacts a failed call's words: its own env values and token-shaped strings", async () => {
+    const { host } = await startHost([
+      fixtureSpec('probe', { env: { PROBE_TOKEN: 'tok-4711-secret' } }),
+    ]);
+    onTestFinished(() => host.close());
+    await ready(host, 'probe');
+    const result = await host.callTool('probe__fail', {});
+    expect(result).toMatchObject({
+      ok: false,
+      error: { message: 'upstream refused token ******** (bearer ********)' },
+    });
+    expect(JSON.stringify(result)).not.toMatch(/tok-4711-secret|sk-live/);
+  });
+
   it('is reported as ended by its memory limit, and restarted by the usual policy', async () => {
     const limits = { memoryMB: 400 };
     const { host } = await startHost([fixtureSpec('probe', { limits })]);
