@@ -1,6 +1,5 @@
 import { read, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { promisify } from 'node:util';
 import { ConfinedError, type ConfinePolicy } from './confine.ts';
 import { openConfinedFile } from './confined-open.ts';
@@ -131,42 +130,86 @@ export interface Line {
   cut: boolean;
 }
 
+/** The bytes of the line being read: pieces up to a bound, and whether more were dropped. */
+class LineBytes {
+  #parts: Buffer[] = [];
+  #size = 0;
+  cut = false;
+  constructor(private readonly maxBytes: number) {}
+
+  /** Keeps `piece` (copied when `copy`: the chunk it lives in is read into again). */
+  add(piece: Buffer, copy: boolean): void {
+    const room = this.maxBytes - this.#size;
+    if (piece.length > room) this.cut = true;
+    const kept = piece.subarray(0, Math.max(0, room));
+    if (kept.length === 0) return;
+    this.#parts.push(copy ? Buffer.from(kept) : kept);
+    this.#size += kept.length;
+  }
+
+  get isEmpty(): boolean {
+    return this.#size === 0 && !this.cut;
+  }
+
+  /** The line as text, at most `maxChars` characters; and starts the next one. */
+  take(n: number, maxChars: number): Line {
+    const text = Buffer.concat(this.#parts, this.#size).toString('utf8');
+    const line = { n, text: text.slice(0, maxChars), cut: this.cut || text.length > maxChars };
+    this.#parts = [];
+    this.#size = 0;
+    this.cut = false;
+    return line;
+  }
+}
+
 /**
- * The lines of `fd` from the start, read in 64 KiB chunks: memory holds one chunk and one line
- * of at most `maxLineChars` characters (the rest of a longer line is skipped, `cut` set).
- * Stops early when the caller stops iterating.
+ * The lines of `fd` after the first `skip`, read in 64 KiB chunks. Skipped lines are only counted
+ * (never decoded); a kept line holds at most `maxLineChars` characters (the rest is dropped and
+ * `cut` set). Memory holds one chunk and one line, whatever the file. Stops early when the caller
+ * stops iterating.
  */
-export async function* streamLines(fd: number, maxLineChars: number): AsyncGenerator<Line> {
-  const decoder = new StringDecoder('utf8');
+export async function* streamLines(
+  fd: number,
+  maxLineChars: number,
+  skip = 0,
+): AsyncGenerator<Line> {
   const chunk = Buffer.allocUnsafe(CHUNK);
+  const line = new LineBytes(maxLineChars * 4);
   let position = 0;
   let n = 0;
-  let pending = '';
-  let cut = false;
-  const take = (part: string) => {
-    if (cut) return;
-    const room = maxLineChars - pending.length;
-    if (part.length > room) {
-      pending += part.slice(0, room);
-      cut = true;
-    } else pending += part;
-  };
   for (;;) {
     const { bytesRead } = await readAsync(fd, chunk, 0, CHUNK, position);
     position += bytesRead;
-    const text = bytesRead === 0 ? decoder.end() : decoder.write(chunk.subarray(0, bytesRead));
-    let start = 0;
-    for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', start)) {
-      take(text.slice(start, at));
-      yield { n: ++n, text: pending, cut };
-      pending = '';
-      cut = false;
-      start = at + 1;
-    }
-    take(text.slice(start));
     if (bytesRead === 0) {
-      if (pending !== '' || cut) yield { n: n + 1, text: pending, cut };
+      if (n >= skip && !line.isEmpty) yield line.take(n + 1, maxLineChars);
       return;
     }
+    const data = chunk.subarray(0, bytesRead);
+    let start = 0;
+    for (let at = data.indexOf(10); at !== -1; at = data.indexOf(10, start)) {
+      if (n >= skip) {
+        line.add(data.subarray(start, at), false);
+        yield line.take(n + 1, maxLineChars);
+      }
+      n++;
+      start = at + 1;
+    }
+    if (n >= skip) line.add(data.subarray(start), true);
   }
 }
+
+/** The number of lines of `fd`, counted on its bytes as `streamLines` counts them. */
+export const countFdLines = async (fd: number): Promise<number> => {
+  const chunk = Buffer.allocUnsafe(CHUNK);
+  let position = 0;
+  let lines = 0;
+  let open = false;
+  for (;;) {
+    const { bytesRead } = await readAsync(fd, chunk, 0, CHUNK, position);
+    if (bytesRead === 0) return lines + (open ? 1 : 0);
+    position += bytesRead;
+    const data = chunk.subarray(0, bytesRead);
+    for (let at = data.indexOf(10); at !== -1; at = data.indexOf(10, at + 1)) lines++;
+    open = data[bytesRead - 1] !== 10;
+  }
+};

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
-import { readAt, readFd, streamLines } from '../shared/bounded-read.ts';
+import { countFdLines, readAt, readFd, streamLines } from '../shared/bounded-read.ts';
 import { isRefused, openResolved, refusal, resolvePath } from './sandbox.ts';
 import { done, fail } from './result.ts';
 
@@ -16,19 +16,23 @@ const IMAGES: Record<string, string> = {
 };
 
 /**
- * Lines `from`..`from+count-1` (1-based), streamed: memory holds one chunk and the page. With
- * `countAll` the rest is read to count the lines; else reading stops after the page.
+ * Lines `from`..`from+count-1` (1-based), streamed: lines before the page are only counted, and
+ * memory holds one chunk and the page. With `countAll` the file's lines are counted too (on its
+ * bytes); else reading stops after the page.
  */
 const readPage = async (fd: number, from: number, count: number, countAll: boolean) => {
   const lines: string[] = [];
-  let last = 0;
-  for await (const line of streamLines(fd, MAX_LINE + 1)) {
-    last = line.n;
-    if (line.n < from) continue;
-    if (lines.length < count) lines.push(line.text);
-    else if (!countAll) return { lines, total: undefined };
+  let more = false;
+  for await (const line of streamLines(fd, MAX_LINE + 1, from - 1)) {
+    if (lines.length === count) {
+      more = true;
+      break;
+    }
+    lines.push(line.text);
   }
-  return { lines, total: last };
+  // Past the end, the skipped lines were fewer than asked: count them to say how many there are.
+  if (countAll || lines.length === 0) return { lines, total: await countFdLines(fd) };
+  return { lines, total: more ? undefined : from - 1 + lines.length };
 };
 
 const format = (lines: string[], from: number, maxChars: number) => {
