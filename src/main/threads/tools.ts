@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Config } from '../config/schema.ts';
 import { expandHome, hiddenFromSandbox, nifflerPaths, type Env } from '../paths.ts';
@@ -171,36 +171,13 @@ export class ToolsHost {
     if (this.#disabled.has(call.name))
       return fail('denied', `${call.name} is disabled by tools.disabled in the config`);
     if (signal.aborted) return fail('canceled', `${call.name} was canceled before it started`);
-    const { limits } = this.#context;
     const isSearch = SEARCH_TOOLS.has(call.name);
-    const seconds =
-      call.name === 'bash'
-        ? limits.bashMaxTimeout + 30
-        : isSearch
-          ? this.#tools.search.timeout
-          : TASK_TIMEOUT_S;
+    const seconds = this.#secondsFor(call.name);
     const context = await this.#contextFor(call);
     const terminate = new AbortController();
     const { port1, port2 } = new MessageChannel();
-    const started = new Set<number>();
-    const endStarted = () => started.forEach((pid) => this.#endGroup(pid));
-    port1.on('message', (message: ToolPortMessage) => {
-      if (message.type === 'spawned') {
-        started.add(message.pid);
-        this.#groups.add(message.pid);
-        if (terminate.signal.aborted) this.#endGroup(message.pid);
-      } else {
-        started.delete(message.pid);
-        this.#groups.delete(message.pid);
-      }
-    });
-    port1.unref();
-    const task: ToolTask = {
-      tool: call.name,
-      args: call.args,
-      context,
-      port: port2,
-    };
+    const endStarted = this.#watchGroups(port1, terminate.signal);
+    const task: ToolTask = { tool: call.name, args: call.args, context, port: port2 };
     const running = this.#pool
       .run(task, { signal: terminate.signal, transferList: [port2] })
       .catch((error: unknown): ToolResult => {
@@ -246,6 +223,32 @@ export class ToolsHost {
       signal.removeEventListener('abort', onAbort);
       clearTimeout(deadline);
     }
+  }
+
+  /** Seconds a task of `tool` may run before the host stops it. */
+  #secondsFor(tool: string): number {
+    if (tool === 'bash') return this.#context.limits.bashMaxTimeout + 30;
+    return SEARCH_TOOLS.has(tool) ? this.#tools.search.timeout : TASK_TIMEOUT_S;
+  }
+
+  /**
+   * Keeps the process groups a task reports on `port`; a group reported after `terminated` is
+   * ended at once. Returns what ends the groups still running.
+   */
+  #watchGroups(port: MessagePort, terminated: AbortSignal): () => void {
+    const started = new Set<number>();
+    port.on('message', (message: ToolPortMessage) => {
+      if (message.type === 'spawned') {
+        started.add(message.pid);
+        this.#groups.add(message.pid);
+        if (terminated.aborted) this.#endGroup(message.pid);
+      } else {
+        started.delete(message.pid);
+        this.#groups.delete(message.pid);
+      }
+    });
+    port.unref();
+    return () => started.forEach((pid) => this.#endGroup(pid));
   }
 
   /** Resolves when every task has returned, including cancelled ones still ending processes. */

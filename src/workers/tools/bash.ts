@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:os';
 import { execa, type Result } from 'execa';
 import type { BwrapProbe } from '../protocol/sandbox.ts';
@@ -5,6 +6,7 @@ import type { ToolArgs, ToolContext, ToolPortMessage } from '../protocol/tools.t
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { safeEnvironment } from '../shared/environment.ts';
 import { killGroup, waitGroupGone } from '../shared/process-group.ts';
+import { killTagged } from '../shared/tagged-processes.ts';
 import { inSandbox, probeBwrap, withLimits, type Launch } from '../shared/sandbox-command.ts';
 import { OutputSink } from './output-sink.ts';
 import type { ToolIo } from './registry.ts';
@@ -21,6 +23,8 @@ interface Plan {
   launch: Launch;
   sandboxed: boolean;
   env: Record<string, string>;
+  /** Unsandboxed on Linux: the variable that marks the command's processes (`killTagged`). */
+  tag?: string;
   note?: string;
 }
 
@@ -37,12 +41,18 @@ const plan = async (command: string, context: ToolContext): Promise<Plan | ToolR
         'Install bubblewrap (apt install bubblewrap), or set tools.bash.sandbox to auto or off.',
     );
   const sandboxed = probe?.ok === true;
+  // Without a sandbox's PID namespace, what leaves the process group is found by this variable.
+  const tag =
+    !sandboxed && process.platform === 'linux'
+      ? `NIFFLER_CALL=${randomBytes(8).toString('hex')}`
+      : undefined;
   const env = safeEnvironment(
     {
       GIT_PAGER: 'cat',
       PAGER: 'cat',
       GIT_TERMINAL_PROMPT: '0',
       ...(sandboxed ? { TMPDIR: '/tmp' } : {}),
+      ...(tag ? { NIFFLER_CALL: tag.slice('NIFFLER_CALL='.length) } : {}),
     },
     process.env,
     settings.passEnv,
@@ -50,7 +60,7 @@ const plan = async (command: string, context: ToolContext): Promise<Plan | ToolR
   const policy = { write: [root], hide: settings.hide, network: settings.network };
   const launch = probe?.ok ? inSandbox(base, probe.path, policy, root) : base;
   const note = !sandboxed && settings.sandbox === 'auto' ? settings.note : undefined;
-  return { launch, sandboxed, env, ...(note ? { note } : {}) };
+  return { launch, sandboxed, env, ...(tag ? { tag } : {}), ...(note ? { note } : {}) };
 };
 
 /**
@@ -152,6 +162,7 @@ const runGroup = async (
   io.signal.removeEventListener('abort', cancel);
   if (pid !== undefined) {
     await waitGroupGone(pid);
+    if (planned.tag) await killTagged(planned.tag);
     tell(io, { type: 'exited', pid });
   }
   return { result, ended, pid };

@@ -125,6 +125,17 @@ describe.skipIf(!probe.ok)(inBwrap, () => {
 });
 
 describe('bash without bubblewrap', () => {
+  it.skipIf(process.platform !== 'linux')(
+    'ends a setsid child that left its group, found by the variable it inherited',
+    async () => {
+      const repo = tempRepo(); // sandbox: off
+      const argv = ['sleep', String(5_000_000 + (process.pid % 100_000))];
+      const result = await bash(repo, `setsid ${argv.join(' ')} & echo started`);
+      expect(textOf(result)).toContain('started');
+      expect(processesRunning(argv)).toEqual([]);
+    },
+  );
+
   it('in auto, runs unsandboxed and adds the note it is given (once per daemon)', async () => {
     const repo = tempRepo();
     const note = 'note: bash is not sandboxed (bubblewrap (bwrap) is not installed)';
