@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** True when the NUL-separated `environ` holds the entry `wanted` (`NAME=value\0`). */
 const hasVariable = (environ: Buffer, wanted: Buffer): boolean => {
@@ -7,20 +7,41 @@ const hasVariable = (environ: Buffer, wanted: Buffer): boolean => {
   return false;
 };
 
+const readOrNull = (file: string): Buffer | null => {
+  try {
+    return readFileSync(file);
+  } catch {
+    // Unreadable for processes of other users, and gone for ones that exited meanwhile.
+    return null;
+  }
+};
+
+/** The pids running now (Linux: /proc; elsewhere none). */
+export const runningPids = (): Set<number> => {
+  try {
+    return new Set(
+      readdirSync('/proc')
+        .filter((name) => /^\d+$/.test(name))
+        .map(Number),
+    );
+  } catch {
+    return new Set();
+  }
+};
+
 /**
  * Kills (SIGKILL) every process whose environment holds `tag` (`NAME=value`): what a command
  * left running outside its process group (`setsid`, a daemon that forked away), found by the
- * variable it inherited. Linux only (/proc); best effort — a process that cleared its
- * environment is not found. Resolves to how many were killed.
+ * variable it inherited. Only processes not in `before` (the pids running when the command
+ * started) are looked at, so a sweep reads a handful of files. Linux only (/proc); best effort —
+ * a process that cleared its environment is not found. Returns how many were killed.
  */
-export const killTagged = async (tag: string): Promise<number> => {
-  const pids = await readdir('/proc').catch(() => [] as string[]);
+export const killTagged = (tag: string, before: ReadonlySet<number> = new Set()): number => {
   const wanted = Buffer.from(`${tag}\0`);
   let killed = 0;
-  for (const pid of pids) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    // Unreadable for processes of other users, and gone for ones that exited meanwhile.
-    const environ = await readFile(`/proc/${pid}/environ`).catch(() => null);
+  for (const pid of runningPids()) {
+    if (before.has(pid) || pid === process.pid) continue;
+    const environ = readOrNull(`/proc/${pid}/environ`);
     if (!environ || !hasVariable(environ, wanted)) continue;
     try {
       process.kill(Number(pid), 'SIGKILL');

@@ -6,7 +6,7 @@ import type { ToolArgs, ToolContext, ToolPortMessage } from '../protocol/tools.t
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { safeEnvironment } from '../shared/environment.ts';
 import { killGroup, waitGroupGone } from '../shared/process-group.ts';
-import { killTagged } from '../shared/tagged-processes.ts';
+import { killTagged, runningPids } from '../shared/tagged-processes.ts';
 import { inSandbox, probeBwrap, withLimits, type Launch } from '../shared/sandbox-command.ts';
 import { OutputSink } from './output-sink.ts';
 import type { ToolIo } from './registry.ts';
@@ -128,6 +128,8 @@ const runGroup = async (
   io: ToolIo,
   sink: OutputSink,
 ) => {
+  const { tag } = planned;
+  const before = tag ? runningPids() : undefined;
   const child = execa(planned.launch.file, planned.launch.args, {
     cwd,
     detached: true,
@@ -154,7 +156,13 @@ const runGroup = async (
   const cancel = () => end('canceled');
   io.signal.addEventListener('abort', cancel, { once: true });
   if (io.signal.aborted) cancel();
-  if (pid !== undefined) child.nodeChildProcess.once('exit', () => killGroup(pid, 'SIGKILL'));
+  // When the leader exits, what is left ends too: its group, and (unsandboxed) what left the
+  // group. Until then the output pipe may be held open by them, and the call would not return.
+  if (pid !== undefined)
+    child.nodeChildProcess.once('exit', () => {
+      killGroup(pid, 'SIGKILL');
+      if (tag) killTagged(tag, before);
+    });
   child.all?.on('data', (chunk: Buffer | string) => sink.write(chunk));
   const result = await child;
   clearTimeout(timer);
@@ -162,7 +170,8 @@ const runGroup = async (
   io.signal.removeEventListener('abort', cancel);
   if (pid !== undefined) {
     await waitGroupGone(pid);
-    if (planned.tag) await killTagged(planned.tag);
+    // Once more: one may have been started while the group was ending.
+    if (tag) killTagged(tag, before);
     tell(io, { type: 'exited', pid });
   }
   return { result, ended, pid };
