@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,94 @@ export type Env = Record<string, string | undefined>;
 /** `$NIFFLER_HOME`, else `~/.niffler`. The only caller of `os.homedir()`. */
 export const nifflerHome = (env: Env = process.env): string =>
   path.resolve(env['NIFFLER_HOME'] ?? path.join(env['HOME'] ?? os.homedir(), '.niffler'));
+
+/** Environment variables holding paths: a relative one is taken from the invoking directory. */
+const PATH_VARIABLES = ['NIFFLER_HOME', 'NIFFLER_MCP_CONFIG'];
+
+/**
+ * Makes the path variables of `env` absolute against `cwd`, in place, so a daemon started from
+ * elsewhere reads the same files as the command that started it.
+ */
+export const absolutizePathVariables = (env: Env = process.env, cwd = process.cwd()): void => {
+  for (const name of PATH_VARIABLES) {
+    const value = env[name];
+    if (value && !path.isAbsolute(value)) env[name] = path.resolve(cwd, value);
+  }
+};
+
+/**
+ * Why `$NIFFLER_HOME` may not be used, or null when it may. It is created 0700 when missing; one
+ * that is niffler's but readable by others is tightened to 0700. It is refused when another user
+ * owns it or others may write it: files there (code cache, trust, sessions, sockets) are trusted,
+ * and a planted one would run as you. (Skipped where there are no uids, as on Windows.)
+ */
+export const homeProblem = (env: Env = process.env): string | null => {
+  const home = nifflerHome(env);
+  if (!process.getuid) return null;
+  try {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    const stats = statSync(home);
+    const uid = process.getuid();
+    const mode = `0${(stats.mode & 0o777).toString(8)}`;
+    if (!stats.isDirectory())
+      return `${home} ($NIFFLER_HOME) is not a directory; remove it or set NIFFLER_HOME to a directory of yours`;
+    if (stats.uid !== uid)
+      return (
+        `${home} ($NIFFLER_HOME) belongs to uid ${stats.uid}, not to you (uid ${uid}); niffler runs ` +
+        'code and trusts files from there. Use a directory of your own: set NIFFLER_HOME, or unset it for ~/.niffler'
+      );
+    if (stats.mode & 0o022)
+      return (
+        `${home} ($NIFFLER_HOME) may be written by others (mode ${mode}), who could plant files niffler ` +
+        `trusts; make it yours alone: chmod 700 ${home}`
+      );
+    if (stats.mode & 0o077) chmodSync(home, 0o700);
+    return null;
+  } catch (error) {
+    return `${home} ($NIFFLER_HOME) cannot be used: ${(error as Error).message}`;
+  }
+};
+
+/** Where credentials usually live under the home directory: hidden from sandboxed commands. */
+const SECRET_HOME_PATHS = [
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.kube',
+  '.docker',
+  '.config/gcloud',
+  '.config/gh',
+  '.netrc',
+  '.git-credentials',
+  '.npmrc',
+  '.pypirc',
+  '.cargo/credentials.toml',
+  '.password-store',
+  '.local/share/keyrings',
+];
+
+/**
+ * What a sandboxed command never sees: `$NIFFLER_HOME`, the usual credential files and
+ * directories of the home directory, the user's runtime directory (agent and bus sockets) and
+ * the Docker socket. Missing ones are skipped when the sandbox is set up.
+ */
+export const hiddenFromSandbox = (env: Env = process.env): string[] => {
+  const home = env['HOME'] ?? os.homedir();
+  const runtime =
+    env['XDG_RUNTIME_DIR'] ?? (process.getuid ? `/run/user/${process.getuid()}` : undefined);
+  return [
+    nifflerHome(env),
+    ...SECRET_HOME_PATHS.map((entry) => path.join(home, entry)),
+    ...(runtime ? [runtime] : []),
+    '/run/docker.sock',
+    '/var/run/docker.sock',
+  ];
+};
+
+/** `~` and `~/…` in a configured path, expanded to the home directory. */
+export const expandHome = (dir: string, env: Env = process.env): string =>
+  dir === '~' || dir.startsWith('~/') ? path.join(env['HOME'] ?? os.homedir(), dir.slice(1)) : dir;
 
 /** Collapses the home directory to `~` for display. */
 export const tildify = (file: string, env: Env = process.env): string => {

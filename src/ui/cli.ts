@@ -2,7 +2,7 @@
 import module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nifflerHome } from '../main/paths.ts';
+import { absolutizePathVariables, homeProblem, nifflerHome } from '../main/paths.ts';
 import { VERSION } from '../main/version.ts';
 import { requireWithCodeCache } from './code-cache.ts';
 import { exitCode } from './exit-code.ts';
@@ -67,14 +67,22 @@ const main = async (argv: string[]): Promise<number> => {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
+  // Before any file under $NIFFLER_HOME is read or written (the code cache first of all).
+  absolutizePathVariables();
+  const problem = homeProblem();
+  if (problem) {
+    process.stderr.write(`niffler: ${problem}\n`);
+    return 1;
+  }
   const route = fastRoute(args);
   if (route) {
     const fast = await loadFast();
     return route(fast).then(exitCode, (error: unknown) => fast.reportError(error));
   }
-  // Node caches the compiled code of the main build's modules on disk (os.tmpdir()/
-  // node-compile-cache): later starts skip parsing and compiling them.
-  module.enableCompileCache?.();
+  // Node caches the compiled code of the main build's modules on disk: later starts skip parsing
+  // and compiling them. In $NIFFLER_HOME, never the shared temp directory, where another user
+  // could plant an entry that then runs as you.
+  module.enableCompileCache?.(path.join(nifflerHome(), 'cache', 'compile'));
   return (await import('./main.ts')).run(argv);
 };
 

@@ -203,10 +203,10 @@ describe('prompt files need trust and are read like a file tool reads', () => {
     expect(sent(llm)).not.toContain('MARKER-OUTSIDE');
     expect(sent(llm)).not.toContain('PATH=');
     expect(result.stderr).toContain(
-      'AGENTS.md not given to the model: it leads outside the workspace',
+      'AGENTS.md not given to the model: it resolves to ',
     );
-    expect(result.stderr).toContain('NIFFLER.md not given to the model: it leads outside');
-    expect(result.stderr).toContain('CLAUDE.md not given to the model: it is not a regular file');
+    expect(result.stderr).toContain('NIFFLER.md not given to the model: it is in /proc');
+    expect(result.stderr).toContain('CLAUDE.md not given to the model: it is a FIFO');
   });
 });
 

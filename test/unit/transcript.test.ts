@@ -1,4 +1,11 @@
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -60,6 +67,19 @@ describe('transcripts', () => {
       `${path.join(dir, 's2.jsonl')}:2: the last line is incomplete (written when the process was killed); skipped`,
     ]);
   });
+
+  it.each(['../other/s1', '..', '.hidden', 'a/b', '/etc/passwd', 'x'.repeat(129), ''])(
+    'refuses %j as a session id, reading and writing nothing outside',
+    (id) => {
+      const base = tempDir();
+      const dir = path.join(base, 'sessions', 'ws');
+      mkdirSync(path.join(base, 'sessions', 'other'), { recursive: true });
+      writeFileSync(path.join(base, 'sessions', 'other', 's1.jsonl'), '{"type":"start"}\n');
+      expect(() => readTranscript(dir, id)).toThrow(/is not a session id: ids are letters, digits/);
+      expect(() => Transcript.open(dir, id)).toThrow(/is not a session id/);
+      expect(readdirSync(path.join(base, 'sessions')).sort()).toEqual(['other']);
+    },
+  );
 
   it('names the next step for an unknown session', () => {
     expect(() => readTranscript(tempDir(), 'nope')).toThrow(

@@ -1,5 +1,25 @@
 import { z } from 'zod';
 
+const limit = (what: string) => z.number().positive().optional().describe(what);
+
+/** Resource limits of a command and all it starts (`ulimit`); each is off when absent. */
+export const LimitsSchema = z.strictObject({
+  cpuSeconds: limit('CPU seconds'),
+  memoryMB: limit('writable memory in MiB (heap and anonymous mappings)'),
+  fileSizeMB: limit('largest file written, in MiB'),
+  processes: limit("the user's processes"),
+});
+
+/** A stdio server's sandbox: what it may write besides a private /tmp, and the network. */
+export const ServerSandboxSchema = z.union([
+  z.boolean(),
+  z.strictObject({
+    /** Paths it may write; relative ones are taken from the workspace root. */
+    write: z.array(z.string()).default([]),
+    network: z.boolean().default(false),
+  }),
+]);
+
 /** One MCP server entry, in niffler's YAML or imported from Claude Desktop / `.mcp.json`. */
 export const McpServerSchema = z
   .strictObject({
@@ -25,6 +45,10 @@ export const McpServerSchema = z
     autoStart: z.boolean().optional(),
     /** Tools of this server run without asking (like `tools.policy: { "name__*": allow }`). */
     trust: z.boolean().optional(),
+    /** stdio only: run in bubblewrap (true, or what it may write and whether it has network). */
+    sandbox: ServerSandboxSchema.optional(),
+    /** stdio only: memory and CPU limits of the server process. */
+    limits: LimitsSchema.pick({ memoryMB: true, cpuSeconds: true }).optional(),
     /** OAuth for a remote server: pre-registered client, machine grants, cross-app access. */
     oauth: z
       .strictObject({
@@ -110,6 +134,35 @@ export const ToolsSchema = z.strictObject({
       /** Seconds; the model may ask for up to `maxTimeout`. */
       timeout: z.number().positive().default(120),
       maxTimeout: z.number().positive().default(600),
+      /** auto: bubblewrap where it runs (else says once it cannot); bwrap: required; off. */
+      sandbox: z.enum(['auto', 'bwrap', 'off']).default('auto'),
+      /** Whether a sandboxed command may use the network. */
+      network: z.boolean().default(false),
+      limits: LimitsSchema.prefault({}),
+      /** Variables of niffler's environment passed on besides PATH, HOME, USER, LANG, … */
+      passEnv: z
+        .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a variable name'))
+        .default([]),
+    })
+    .prefault({}),
+  search: z
+    .strictObject({
+      /** Seconds a grep or glob may run; its worker is ended after. */
+      timeout: z.number().positive().default(30),
+      /** Files and directories looked at, at most, per call. */
+      maxFiles: z.number().int().positive().default(20_000),
+      /** Bytes grep reads, at most, per call. */
+      maxBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(256 * 1024 * 1024),
+    })
+    .prefault({}),
+  fetch: z
+    .strictObject({
+      /** Hosts, addresses or CIDR ranges of loopback/private networks fetched without asking. */
+      allowPrivate: z.array(z.string()).default([]),
     })
     .prefault({}),
   output: z
@@ -155,6 +208,8 @@ export const ConfigSchema = z.strictObject({
       timeout: z.number().positive().default(60),
       startupTimeout: z.number().positive().default(30),
       maxConcurrency: z.number().int().positive().default(4),
+      /** Run every stdio server in the sandbox unless its entry says `sandbox: false`. */
+      sandboxDefault: z.boolean().default(false),
       logLevel: z
         .enum(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'])
         .default('info'),

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import {
   LineCounter,
   isMap,
@@ -9,8 +8,13 @@ import {
   type Document,
   type Node,
 } from 'yaml';
+import { readBoundedFileSync } from '../../workers/shared/bounded-read.ts';
+import { ConfinedError } from '../../workers/shared/confine.ts';
 import { NifflerError } from '../errors.ts';
 import { tildify, type Env } from '../paths.ts';
+
+/** A config file larger than this is refused: real ones are a few KiB. */
+const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
 /** Where a configuration value came from. */
 export type SourceKind =
@@ -105,9 +109,13 @@ export const readConfigFile = (
 ): ParsedFile | undefined => {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    // Bounded, regular files only: a config symlinked to /dev/zero or made a FIFO is an error
+    // here, not a read that never ends.
+    text = readBoundedFileSync(file, { maxBytes: MAX_CONFIG_BYTES, shown: tildify(file, env) });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (error instanceof ConfinedError && error.code === 'not-found') return undefined;
+    if (error instanceof ConfinedError)
+      throw new NifflerError('config-invalid', error.message, { file }, { cause: error });
     throw new NifflerError(
       'config-invalid',
       `${tildify(file, env)}: cannot read the file (${(error as Error).message}); check its permissions`,

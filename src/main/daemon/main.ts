@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { homeProblem } from '../paths.ts';
 import { runDaemon } from './server.ts';
 
 // The daemon process entry (dist/daemon.js): `node dist/daemon.js --root DIR`. Started detached by
@@ -8,6 +9,11 @@ const root = rootIndex > 0 ? process.argv[rootIndex + 1] : undefined;
 if (!root) {
   process.stderr.write('usage: daemon.js --root DIR\n');
   process.exit(2);
+}
+const problem = homeProblem();
+if (problem) {
+  process.stderr.write(`niffler daemon: ${problem}\n`);
+  process.exit(1);
 }
 try {
   await runDaemon({

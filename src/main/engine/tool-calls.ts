@@ -11,7 +11,7 @@ import { explainApproval, type ApprovalStore } from './approvals.ts';
 export interface BuiltinTools {
   definitions(): ToolDefinition[];
   run(
-    call: { name: string; args: unknown; sessionId?: string },
+    call: { name: string; args: unknown; sessionId?: string; grants?: string[] },
     signal: AbortSignal,
   ): Promise<ToolResult>;
 }
@@ -167,6 +167,38 @@ const decide = async (
 };
 
 /**
+ * A built-in call whose tool stopped to ask (`needs-approval`: fetch meeting a private address)
+ * is asked of the user — never settled by policy or `--yes` — and run again with the grant.
+ */
+const runBuiltin = async (call: ToolCall, ctx: CallContext): Promise<ToolResult> => {
+  const { io, signal, sessionId } = ctx;
+  const first = await ctx.tools.run({ name: call.name, args: call.args, sessionId }, signal);
+  if (first.ok || first.error.code !== 'needs-approval' || !first.ask) return first;
+  if (!ctx.params.interactive)
+    return fail('denied', `${first.error.message} No one can be asked in this run.`);
+  try {
+    const { answer } = await io.ask(
+      'approval/ask',
+      {
+        sessionId,
+        callId: call.id,
+        tool: call.name,
+        args: call.args,
+        readOnly: false,
+        destructive: false,
+        reason: first.ask.reason,
+      },
+      signal,
+    );
+    if (answer === 'deny') return fail('denied', `${first.error.message} The user denied it.`);
+  } catch (error) {
+    return fail('denied', `${first.error.message} (asking failed: ${(error as Error).message})`);
+  }
+  const grants = [first.ask.grant];
+  return ctx.tools.run({ name: call.name, args: call.args, sessionId, grants }, signal);
+};
+
+/**
  * Approves and runs one step's calls: consecutive read-only calls together, anything that may
  * change something alone and in order. Every call gets a result (unknown tools, unreadable
  * arguments and denials included), returned in the order of `calls`; names of denied calls are
@@ -213,10 +245,7 @@ export const runToolCalls = async (
       item.result = signal.aborted
         ? fail('canceled', 'the turn was cancelled before this call ran')
         : item.entry.kind === 'builtin'
-          ? await ctx.tools.run(
-              { name: item.call.name, args: item.call.args, sessionId: ctx.sessionId },
-              signal,
-            )
+          ? await runBuiltin(item.call, ctx)
           : await ctx.mcp.callTool(item.call.name, item.call.args, {
               signal,
               onProgress: ({ progress, total, message }) =>

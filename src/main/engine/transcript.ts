@@ -51,6 +51,19 @@ export interface LoadedTranscript {
 export const newSessionId = (): string =>
   `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..+/, '').replace('T', '-')}-${randomBytes(3).toString('hex')}`;
 
+/**
+ * Throws a `usage` error unless `id` can only name a file in the sessions directory: letters,
+ * digits, `.`, `_` and `-`, not starting with a dot (so no `/`, no `..`), at most 128.
+ */
+export const checkSessionId = (id: string): void => {
+  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id)) return;
+  throw new NifflerError(
+    'usage',
+    `${JSON.stringify(id.slice(0, 200))} is not a session id: ids are letters, digits, ".", "_" ` +
+      'and "-", with no "/" or ".." (list them with niffler sessions)',
+  );
+};
+
 const writeAll = (fd: number, data: Buffer): Promise<void> =>
   new Promise((resolve, reject) => {
     const step = (offset: number) =>
@@ -86,6 +99,7 @@ export class Transcript {
 
   /** Opens (creating when absent) the transcript `<dir>/<id>.jsonl`. */
   static open(dir: string, id: string): Transcript {
+    checkSessionId(id);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = path.join(dir, `${id}.jsonl`);
     return new Transcript(id, file, openSync(file, 'a', 0o600));
@@ -138,6 +152,7 @@ export class Transcript {
 
 /** Reads a transcript; unreadable lines are skipped with a warning, never fatal. */
 export const readTranscript = (dir: string, id: string): LoadedTranscript => {
+  checkSessionId(id);
   const file = path.join(dir, `${id}.jsonl`);
   let text: string;
   try {

@@ -3,7 +3,8 @@ import type { Worker } from 'node:worker_threads';
 import type { LoadedConfig, ResolvedServer } from '../config/load.ts';
 import { NifflerError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { NifflerPaths } from '../paths.ts';
+import { expandHome, hiddenFromSandbox, type Env, type NifflerPaths } from '../paths.ts';
+import type { SandboxPolicy } from '../../workers/protocol/sandbox.ts';
 import type {
   McpCalls,
   McpElicitation,
@@ -31,9 +32,33 @@ const toOAuthSpec = (oauth: NonNullable<ResolvedServer['definition']['oauth']>):
   ...(oauth.idp ? { idp: { ...oauth.idp } } : {}),
 });
 
+/** What a server's sandbox is resolved against: `mcp.sandboxDefault`, the root, what to hide. */
+export interface SandboxContext {
+  sandboxDefault: boolean;
+  root: string;
+  hide: string[];
+  env?: Env;
+}
+
+/** A stdio server's sandbox policy, with its `write` paths made absolute; none when off. */
+const sandboxOf = (server: ResolvedServer, ctx: SandboxContext): SandboxPolicy | undefined => {
+  const asked = server.definition.sandbox ?? ctx.sandboxDefault;
+  if (server.transport !== 'stdio' || asked === false) return undefined;
+  const { write, network } = asked === true ? { write: [], network: false } : asked;
+  return {
+    write: write.map((entry) => path.resolve(ctx.root, expandHome(entry, ctx.env))),
+    // The workspace stays readable even where the sandbox's private /tmp would cover it.
+    read: [ctx.root],
+    network,
+    hide: ctx.hide,
+  };
+};
+
 /** Converts a resolved config entry to what the MCP worker runs. */
-export const toServerSpec = (server: ResolvedServer): McpServerSpec => {
+export const toServerSpec = (server: ResolvedServer, ctx?: SandboxContext): McpServerSpec => {
   const d = server.definition;
+  const sandbox = ctx ? sandboxOf(server, ctx) : undefined;
+  const limits = server.transport === 'stdio' ? d.limits : undefined;
   return {
     name: server.name,
     displayName: server.displayName,
@@ -51,6 +76,8 @@ export const toServerSpec = (server: ResolvedServer): McpServerSpec => {
     ...(d.includeTools ? { includeTools: [...d.includeTools] } : {}),
     ...(d.excludeTools ? { excludeTools: [...d.excludeTools] } : {}),
     ...(d.oauth ? { oauth: toOAuthSpec(d.oauth) } : {}),
+    ...(sandbox ? { sandbox } : {}),
+    ...(limits ? { limits: { ...limits } } : {}),
     gate: !server.enabled
       ? 'disabled'
       : server.trust === 'untrusted' || server.trust === 'changed'
@@ -73,8 +100,16 @@ export const mcpWorkerData = (
   root: string,
   loaded: LoadedConfig | null,
   paths: NifflerPaths,
+  env: Env = process.env,
 ): McpWorkerData => ({
-  servers: (loaded?.servers ?? []).map(toServerSpec),
+  servers: (loaded?.servers ?? []).map((server) =>
+    toServerSpec(server, {
+      sandboxDefault: loaded?.config.mcp.sandboxDefault ?? false,
+      root,
+      hide: [...new Set([paths.home, ...hiddenFromSandbox(env)])],
+      env,
+    }),
+  ),
   root,
   roots: mcpRoots(root, loaded),
   logsDir: paths.mcpLogsDir,
@@ -168,8 +203,17 @@ export class McpHost {
     this.sampling = handler;
   }
 
-  status(): Promise<McpServerStatus[]> {
-    return this.rpc.request('status', {});
+  /** Every server's status, with how its process is confined (from its spec). */
+  async status(): Promise<McpServerStatus[]> {
+    const statuses = await this.rpc.request('status', {});
+    return statuses.map((status) => {
+      const spec = this.data.servers.find((s) => s.name === status.name);
+      return {
+        ...status,
+        ...(spec?.sandbox ? { sandbox: 'bwrap' as const } : {}),
+        ...(spec?.limits ? { limits: spec.limits } : {}),
+      };
+    });
   }
 
   listTools(): Promise<McpToolInfo[]> {

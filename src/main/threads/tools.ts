@@ -1,8 +1,9 @@
 import path from 'node:path';
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Config } from '../config/schema.ts';
-import { nifflerPaths, type Env } from '../paths.ts';
+import { expandHome, hiddenFromSandbox, nifflerPaths, type Env } from '../paths.ts';
+import type { BwrapProbe } from '../../workers/protocol/sandbox.ts';
 import {
   builtinTools,
   isBuiltinTool,
@@ -14,13 +15,18 @@ import {
 } from '../../workers/protocol/tools.ts';
 import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import { killGroup } from '../../workers/shared/process-group.ts';
+import { probeBwrap } from '../../workers/shared/sandbox-command.ts';
 import { workerExecArgv, workerFile } from './entry.ts';
 
-/** One built-in tool call from the agent loop. `sessionId` picks the session's todo list. */
+/**
+ * One built-in tool call from the agent loop. `sessionId` picks the session's todo list;
+ * `grants` are what the user allowed for this call when asked (a private address for fetch).
+ */
 export interface ToolCall {
   name: string;
   args: unknown;
   sessionId?: string;
+  grants?: string[];
 }
 
 export interface ToolsHostOptions {
@@ -38,8 +44,20 @@ export interface ToolsHostOptions {
 /** Seconds a non-bash task may run before the host gives up on it and frees its worker. */
 const TASK_TIMEOUT_S = 120;
 
-const expandHome = (dir: string, env: Env): string =>
-  dir === '~' || dir.startsWith('~/') ? path.join(env['HOME'] ?? '/', dir.slice(1)) : dir;
+/** Tools whose time limit is `tools.search.timeout`, enforced by ending their worker. */
+const SEARCH_TOOLS = new Set(['grep', 'glob']);
+
+const searchTimeout = (tool: string, seconds: number): string =>
+  `${tool} ran longer than ${seconds}s, the tools.search.timeout limit, and was stopped. ` +
+  (tool === 'grep'
+    ? 'The pattern may backtrack without end (nested quantifiers with a backreference or ' +
+      'lookaround, such as ^(a+)+\\1$): simplify it, or search a narrower path or glob.'
+    : 'Search a narrower path, or use a simpler pattern.');
+
+const unsandboxedNote = (reason: string): string =>
+  `note: bash is not sandboxed (${reason}); commands can write outside the workspace, read your ` +
+  'secrets and use the network. Install bubblewrap (apt install bubblewrap) to sandbox them, ' +
+  'or set tools.bash.sandbox: off to say so and silence this note';
 
 /**
  * Owns the piscina pool that runs the built-in tools. `run` never throws: failures, timeouts and
@@ -57,6 +75,9 @@ export class ToolsHost {
   readonly #root: string;
   readonly #env: Env;
   readonly #outputsDir: string;
+  #tools: Config['tools'];
+  #bwrap: Promise<BwrapProbe> | undefined;
+  #noted = false;
 
   constructor(options: ToolsHostOptions) {
     this.#env = options.env ?? process.env;
@@ -65,6 +86,7 @@ export class ToolsHost {
     this.#sessionsDir = paths.sessionsDir;
     this.#outputsDir = paths.outputsDir;
     this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
+    this.#tools = options.tools;
     [this.#context, this.#disabled] = this.#settings(options.tools);
     // Tools start child processes: with sync atomics an idle worker parks in Atomics.wait and
     // freezes async work still running in it.
@@ -83,24 +105,54 @@ export class ToolsHost {
    * call from now on (calls already running keep what they started with). The pool stays.
    */
   configure(tools: Config['tools']): void {
+    this.#tools = tools;
     [this.#context, this.#disabled] = this.#settings(tools);
   }
 
   #settings(tools: Config['tools']): [Omit<ToolContext, 'todoFile'>, Set<string>] {
-    const context = {
+    const context: Omit<ToolContext, 'todoFile'> = {
       root: this.#root,
       allowedPaths: tools.allowedPaths.map((dir) =>
         path.resolve(this.#root, expandHome(dir, this.#env)),
       ),
+      // No tool reaches niffler's own files (trust, sessions, auth) but the outputs it saved.
+      excluded: [nifflerPaths(this.#root, this.#env).home],
       outputsDir: this.#outputsDir,
       limits: {
         maxChars: tools.output.maxChars,
         maxFileBytes: tools.output.maxFileBytes,
         bashTimeout: tools.bash.timeout,
         bashMaxTimeout: tools.bash.maxTimeout,
+        searchMaxFiles: tools.search.maxFiles,
+        searchMaxBytes: tools.search.maxBytes,
       },
+      bash: {
+        sandbox: tools.bash.sandbox,
+        network: tools.bash.network,
+        limits: tools.bash.limits,
+        passEnv: tools.bash.passEnv,
+        hide: hiddenFromSandbox(this.#env),
+      },
+      fetch: { allowPrivate: tools.fetch.allowPrivate },
     };
     return [context, new Set(tools.disabled)];
+  }
+
+  /**
+   * The context of one call. bash's gets bubblewrap as tried once for the pool, and — on the
+   * first call that runs unsandboxed in `auto` — the note saying so; fetch's gets its grants.
+   */
+  async #contextFor(call: ToolCall): Promise<ToolContext> {
+    const context: ToolContext = { ...this.#context, todoFile: this.#todoFile(call.sessionId) };
+    if (call.grants) context.fetch = { ...context.fetch, granted: call.grants };
+    if (call.name !== 'bash' || context.bash.sandbox === 'off') return context;
+    const bwrap = await (this.#bwrap ??= probeBwrap(this.#env['PATH'] ?? ''));
+    const note =
+      !bwrap.ok && context.bash.sandbox === 'auto' && !this.#noted
+        ? unsandboxedNote(bwrap.reason)
+        : undefined;
+    if (note) this.#noted = true;
+    return { ...context, bash: { ...context.bash, bwrap, ...(note ? { note } : {}) } };
   }
 
   /** The enabled built-in tools, as offered to the model. */
@@ -119,29 +171,13 @@ export class ToolsHost {
     if (this.#disabled.has(call.name))
       return fail('denied', `${call.name} is disabled by tools.disabled in the config`);
     if (signal.aborted) return fail('canceled', `${call.name} was canceled before it started`);
-    const { limits } = this.#context;
-    const seconds = call.name === 'bash' ? limits.bashMaxTimeout + 30 : TASK_TIMEOUT_S;
+    const isSearch = SEARCH_TOOLS.has(call.name);
+    const seconds = this.#secondsFor(call.name);
+    const context = await this.#contextFor(call);
     const terminate = new AbortController();
     const { port1, port2 } = new MessageChannel();
-    const started = new Set<number>();
-    const endStarted = () => started.forEach((pid) => this.#endGroup(pid));
-    port1.on('message', (message: ToolPortMessage) => {
-      if (message.type === 'spawned') {
-        started.add(message.pid);
-        this.#groups.add(message.pid);
-        if (terminate.signal.aborted) this.#endGroup(message.pid);
-      } else {
-        started.delete(message.pid);
-        this.#groups.delete(message.pid);
-      }
-    });
-    port1.unref();
-    const task: ToolTask = {
-      tool: call.name,
-      args: call.args,
-      context: { ...this.#context, todoFile: this.#todoFile(call.sessionId) },
-      port: port2,
-    };
+    const endStarted = this.#watchGroups(port1, terminate.signal);
+    const task: ToolTask = { tool: call.name, args: call.args, context, port: port2 };
     const running = this.#pool
       .run(task, { signal: terminate.signal, transferList: [port2] })
       .catch((error: unknown): ToolResult => {
@@ -169,16 +205,50 @@ export class ToolsHost {
     });
     const onAbort = () => stop(fail('canceled', `${call.name} was canceled`));
     signal.addEventListener('abort', onAbort, { once: true });
-    const deadline = setTimeout(
-      () => stop(fail('timeout', `${call.name} did not finish within ${seconds}s and was stopped`)),
-      seconds * 1000,
-    );
+    // Aborted while the context was made (bash waits for the bwrap probe): stop it the same way.
+    if (signal.aborted) onAbort();
+    const deadline = setTimeout(() => {
+      if (!isSearch)
+        return stop(
+          fail('timeout', `${call.name} did not finish within ${seconds}s and was stopped`),
+        );
+      // A search over its limit is most likely stuck in one regular expression: its worker
+      // cannot read a cancel message, so it is ended at once and the pool starts another.
+      stop(fail('timeout', searchTimeout(call.name, seconds)));
+      terminate.abort();
+    }, seconds * 1000);
     try {
       return await Promise.race([running, stopped]);
     } finally {
       signal.removeEventListener('abort', onAbort);
       clearTimeout(deadline);
     }
+  }
+
+  /** Seconds a task of `tool` may run before the host stops it. */
+  #secondsFor(tool: string): number {
+    if (tool === 'bash') return this.#context.limits.bashMaxTimeout + 30;
+    return SEARCH_TOOLS.has(tool) ? this.#tools.search.timeout : TASK_TIMEOUT_S;
+  }
+
+  /**
+   * Keeps the process groups a task reports on `port`; a group reported after `terminated` is
+   * ended at once. Returns what ends the groups still running.
+   */
+  #watchGroups(port: MessagePort, terminated: AbortSignal): () => void {
+    const started = new Set<number>();
+    port.on('message', (message: ToolPortMessage) => {
+      if (message.type === 'spawned') {
+        started.add(message.pid);
+        this.#groups.add(message.pid);
+        if (terminated.aborted) this.#endGroup(message.pid);
+      } else {
+        started.delete(message.pid);
+        this.#groups.delete(message.pid);
+      }
+    });
+    port.unref();
+    return () => started.forEach((pid) => this.#endGroup(pid));
   }
 
   /** Resolves when every task has returned, including cancelled ones still ending processes. */

@@ -38,7 +38,8 @@ const isOnlyDisable: When = (value) =>
  * headers, oauth, `trust: true`, sandbox — except one that only switches a server off. A model
  * entry counts whole when it says where prompts and keys go (provider, URL, key, headers); one
  * that only tunes a model of yours (`model`, `temperature`…) does not. Tightening (a `deny`,
- * `ask`, a disabled tool) never needs trust.
+ * `ask`, a disabled tool) never needs trust. Sandbox settings count whatever their value (one
+ * that tightens asks once, which errs on the safe side).
  */
 const RULES: { path: string[]; kind: Part['kind']; when?: When }[] = [
   { path: ['mcpServers', '*'], kind: 'server', when: (v) => !isOnlyDisable(v) },
@@ -55,7 +56,8 @@ const RULES: { path: string[]; kind: Part['kind']; when?: When }[] = [
   { path: ['tools', 'policy', '*'], kind: 'setting', when: (v) => v === 'allow' },
   { path: ['tools', 'bash', 'sandbox'], kind: 'setting' },
   { path: ['tools', 'bash', 'network'], kind: 'setting' },
-  { path: ['tools', 'bash', 'env'], kind: 'setting' },
+  { path: ['tools', 'bash', 'passEnv'], kind: 'setting' },
+  { path: ['tools', 'bash', 'limits'], kind: 'setting' },
   { path: ['tools', 'fetch', 'allowPrivate'], kind: 'setting' },
   { path: ['mcp', 'sandboxDefault'], kind: 'setting' },
 ];

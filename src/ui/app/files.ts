@@ -1,5 +1,7 @@
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { readBoundedFileSync } from '../../workers/shared/bounded-read.ts';
+import { ConfinedError } from '../../workers/shared/confine.ts';
 
 const MAX_ATTACH_BYTES = 256 * 1024;
 
@@ -40,6 +42,16 @@ export const completePath = (root: string, token: string, limit = 8): string[] =
     .map((d) => `@${dir}${d.name}${d.isDir ? '/' : ''}`);
 };
 
+/** What to tell the user about an `@path` not attached; null for an ordinary `@word`. */
+const attachProblem = (error: unknown, relative: string): string | null => {
+  if (!(error instanceof ConfinedError)) return null;
+  if (error.code === 'outside' || error.code === 'kernel-file')
+    return `@${relative} is outside the workspace; not attached`;
+  if (error.code === 'too-large')
+    return `@${relative} is over 256 KiB; attach files up to 256 KiB (the model can still read it with read_file)`;
+  return null;
+};
+
 /**
  * Finds `@path` tokens naming files inside `root` and appends their contents to the prompt.
  * Returns the text for the model and the attached paths (unknown `@words` stay as they are).
@@ -56,23 +68,18 @@ export const attachFiles = (
     const file = path.resolve(root, relative);
     if (attachments.includes(relative)) continue;
     try {
-      const real = realpathSync(file);
-      if (!inside(realpathSync(root), real)) {
-        problems.push(`@${relative} is outside the workspace; not attached`);
-        continue;
-      }
-      const stat = statSync(real);
-      if (!stat.isFile()) continue;
-      if (stat.size > MAX_ATTACH_BYTES) {
-        problems.push(
-          `@${relative} is ${Math.round(stat.size / 1024)} KiB; attach files up to 256 KiB (the model can still read it with read_file)`,
-        );
-        continue;
-      }
-      blocks.push(`<file path="${relative}">\n${readFileSync(real, 'utf8')}\n</file>`);
+      // Opened by descriptor and checked there: a symlink swapped meanwhile cannot attach a file
+      // from outside, nor a FIFO or /dev/zero hang the prompt.
+      const content = readBoundedFileSync(file, {
+        maxBytes: MAX_ATTACH_BYTES,
+        allowedRoots: [root],
+        shown: `@${relative}`,
+      });
+      blocks.push(`<file path="${relative}">\n${content}\n</file>`);
       attachments.push(relative);
-    } catch {
-      // Not a file: an ordinary word that starts with @.
+    } catch (error) {
+      const problem = attachProblem(error, relative);
+      if (problem) problems.push(problem);
     }
   }
   return {

@@ -50,6 +50,8 @@ const MCP_CELLS = {
   ERRORS: (s) => String(s.errors),
   P50: (s) => formatMs(s.p50Ms),
   P95: (s) => formatMs(s.p95Ms),
+  // How its process is confined: bubblewrap (mcpServers.X.sandbox), resource limits, both.
+  SANDBOX: (s) => [s.sandbox, s.limits ? 'limits' : undefined].filter(Boolean).join('+') || '-',
   // Only the first line: a multi-line error would break the table.
   'LAST ERROR': (s) => (s.lastError ? truncate(s.lastError.message.split('\n')[0] ?? '', 60) : ''),
 } satisfies Record<string, (server: McpServerStatus, options: CellOptions) => string>;

@@ -1,5 +1,6 @@
 import type { ModelSpec } from '../protocol/api.ts';
 import type { ErrorCode, WireError } from '../protocol/wire-error.ts';
+import { redactKnown, redactString, secretsFrom } from '../shared/redact.ts';
 import { parseRetryAfter } from './retry.ts';
 
 interface FailureOptions {
@@ -105,8 +106,26 @@ const httpFailure = (
   });
 };
 
-/** Classifies anything a provider threw into an `LlmFailure`. */
-export const classify = (error: unknown, spec: ModelSpec): LlmFailure => {
+/**
+ * `failure` with its message redacted: the model's API key and header values wherever they
+ * appear (a 401 body may echo the key), then token-shaped strings.
+ */
+const redacted = (failure: LlmFailure, spec: ModelSpec): LlmFailure => {
+  const secrets = secretsFrom([spec.apiKey, ...Object.values(spec.headers ?? {})]);
+  const message = redactString(redactKnown(failure.message, secrets));
+  return message === failure.message
+    ? failure
+    : new LlmFailure(failure.code, message, failure.options);
+};
+
+/**
+ * Classifies anything a provider threw into an `LlmFailure`, its message redacted: this is the
+ * only way a provider's words reach the user, the log or the model.
+ */
+export const classify = (error: unknown, spec: ModelSpec): LlmFailure =>
+  redacted(classifyRaw(error, spec), spec);
+
+const classifyRaw = (error: unknown, spec: ModelSpec): LlmFailure => {
   if (error instanceof LlmFailure) return error;
   const e = record(error) ?? {};
   const status = typeof e['status'] === 'number' ? e['status'] : undefined;

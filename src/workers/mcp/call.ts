@@ -7,7 +7,9 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { fail, type ToolResult } from '../protocol/tool-result.ts';
+import { redactKnown, redactString } from '../shared/redact.ts';
 import type { ConnectionContext, ServerConnection } from './connection.ts';
+import { specSecrets } from './logs.ts';
 import type { CallOutcome } from './metrics.ts';
 import { normalizeResult } from './results.ts';
 
@@ -81,13 +83,37 @@ export const callTool = async (
       label: `${conn.name}__${tool}`,
       ...(schemaProblem !== undefined ? { schemaProblem } : {}),
     });
-    return record(conn, tool, started, normalized);
+    return record(conn, tool, started, redactFailure(conn, normalized));
   } catch (error) {
     return record(conn, tool, started, failed(conn, 'tools/call', tool, signal, error));
   } finally {
     conn.limiter.release();
   }
 };
+
+/** `text` without the server's secret values (its env, headers, OAuth secrets) and tokens. */
+const redactFor = (conn: ServerConnection, text: string): string =>
+  redactString(redactKnown(text, specSecrets(conn.spec)));
+
+/**
+ * A failed result with its words redacted: a server's error may quote its own credentials (a
+ * failed upstream request with its token). Successful results are the tool's data, left as is.
+ */
+const redactFailure = (conn: ServerConnection, result: ToolResult): ToolResult =>
+  result.ok
+    ? result
+    : {
+        ...result,
+        error: { ...result.error, message: redactFor(conn, result.error.message) },
+        ...(result.output !== undefined ? { output: redactFor(conn, result.output) } : {}),
+        ...(result.content
+          ? {
+              content: result.content.map((block) =>
+                block.type === 'text' ? { ...block, text: redactFor(conn, block.text) } : block,
+              ),
+            }
+          : {}),
+      };
 
 /** Counts a finished call in the server's and the tool's metrics. */
 const record = (
@@ -129,9 +155,9 @@ export const failed = (
       state === 'stopped' ? 'server-unavailable' : 'server-crashed',
       conn.describeLoss(method),
     );
-  if (code === (ErrorCode.InvalidParams as number))
-    return fail('invalid-args', (error as Error).message);
-  return fail('tool-error', (error as Error).message);
+  const message = redactFor(conn, (error as Error).message);
+  if (code === (ErrorCode.InvalidParams as number)) return fail('invalid-args', message);
+  return fail('tool-error', message);
 };
 
 /** Why a server that is not ready cannot take a request, and what to do about it. */

@@ -459,6 +459,7 @@ export class ServerConnection {
   private describeExit(): string {
     const exit = this.transport instanceof ProcessTransport ? this.transport.exit : undefined;
     if (!exit) return this.kind === 'stdio' ? 'closed its stdout' : 'closed the connection';
+    if (exit.limit) return exit.limit;
     return exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
   }
 

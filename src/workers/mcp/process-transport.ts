@@ -6,21 +6,7 @@ import { killGroup, waitGroupGone } from '../shared/process-group.ts';
 
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
-/** Variables a server inherits from the daemon; everything else must be configured in `env`. */
-export const SAFE_ENV_KEYS = ['PATH', 'HOME', 'USER', 'LANG', 'TERM', 'SHELL', 'TMPDIR'] as const;
-
-export const safeEnvironment = (
-  configured: Record<string, string> = {},
-  from: NodeJS.ProcessEnv = process.env,
-): Record<string, string> => {
-  const env: Record<string, string> = {};
-  for (const key of SAFE_ENV_KEYS) {
-    const value = from[key];
-    // Exported shell functions (`() { …`) are how Shellshock travelled; never pass them on.
-    if (value !== undefined && !value.startsWith('()')) env[key] = value;
-  }
-  return { ...env, ...configured };
-};
+export { SAFE_ENV_KEYS, safeEnvironment } from '../shared/environment.ts';
 
 export interface ProcessTransportOptions {
   command: string;
@@ -32,12 +18,16 @@ export interface ProcessTransportOptions {
   onStderr: (text: string) => void;
   /** A stdout line that is not JSON-RPC: logged, never fatal. */
   onNoise: (line: string, error: unknown) => void;
+  /** Names the resource limit an exit came from, if any (see server-launch.ts). */
+  explainExit?: (exit: ProcessExit) => string | undefined;
 }
 
 /** How the process ended, once it has. */
 export interface ProcessExit {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** The limit it ended on, as a phrase: `went over its memory limit (…) and ended`. */
+  limit?: string;
 }
 
 /**
@@ -82,7 +72,10 @@ export class ProcessTransport implements Transport {
         this.onerror?.(error);
       });
       child.once('spawn', () => resolve());
-      child.once('exit', (code, signal) => (this.exit = { code, signal }));
+      child.once('exit', (code, signal) => {
+        const limit = this.options.explainExit?.({ code, signal });
+        this.exit = { code, signal, ...(limit ? { limit } : {}) };
+      });
       child.once('close', (code, signal) => {
         this.exit ??= { code, signal };
         this.onclose?.();

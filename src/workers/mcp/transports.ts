@@ -5,7 +5,8 @@ import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/webso
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
 import { keepProgressInOrder } from './in-order.ts';
-import { ProcessTransport, safeEnvironment } from './process-transport.ts';
+import { ProcessTransport } from './process-transport.ts';
+import { serverLaunch } from './server-launch.ts';
 
 /** What a transport reports back to its connection besides JSON-RPC. */
 export interface TransportHooks {
@@ -45,15 +46,19 @@ const transportFor = (
 ): Transport => {
   switch (kind) {
     case 'stdio': {
-      if (!spec.command) throw new Error(`server "${spec.name}" has no command`);
+      const { command } = spec;
+      if (!command) throw new Error(`server "${spec.name}" has no command`);
+      const cwd = path.resolve(hooks.root, spec.workingDir ?? '.');
+      const launch = serverLaunch({ ...spec, command }, cwd, hooks.onStderr);
       return new ProcessTransport({
-        command: spec.command,
-        args: spec.args ?? [],
-        cwd: path.resolve(hooks.root, spec.workingDir ?? '.'),
-        env: safeEnvironment(spec.env),
+        command: launch.file,
+        args: launch.args,
+        cwd,
+        env: launch.env,
         killGraceMs: hooks.killGraceMs,
-        onStderr: hooks.onStderr,
+        onStderr: launch.onStderr,
         onNoise: hooks.onNoise,
+        explainExit: launch.explainExit,
       });
     }
     case 'http': {

@@ -1,3 +1,4 @@
+import type { ResourceLimits, SandboxPolicy } from './sandbox.ts';
 import type { ToolResult } from './tool-result.ts';
 import type { WireError } from './wire-error.ts';
 
@@ -52,6 +53,10 @@ export interface McpServerSpec {
   excludeTools?: string[];
   gate: McpGate;
   oauth?: McpOAuthSpec;
+  /** stdio: run in bubblewrap under this policy (absolute paths); `mcpServers.X.sandbox`. */
+  sandbox?: SandboxPolicy;
+  /** stdio: resource limits of the server and everything it starts; `mcpServers.X.limits`. */
+  limits?: ResourceLimits;
 }
 
 /** Restart and health tuning; defaults: 500 ms → 30 s backoff, 5 failures in 5 min, ping 30 s. */
@@ -170,6 +175,9 @@ export interface McpServerStatus extends McpCallMetrics {
   logFile: string;
   /** While an authorization waits for the user: the URL to open in a browser. */
   authUrl?: string;
+  /** How its process is confined (from its spec): `bwrap` when sandboxed, and its limits. */
+  sandbox?: 'bwrap';
+  limits?: ResourceLimits;
 }
 
 /** A form elicitation from a server (`elicitation/create`), schema as the server sent it. */

@@ -20,6 +20,7 @@ export type ToolErrorCode =
   | 'tool-error'
   | 'server-unavailable'
   | 'server-crashed'
+  | 'needs-approval'
   | 'internal';
 
 /**
@@ -41,6 +42,11 @@ export type ToolResult =
       error: { code: ToolErrorCode; message: string };
       output?: string;
       content?: ToolContent[];
+      /**
+       * With `needs-approval`: what to ask the user, and what to grant the call when it is run
+       * again (a host fetch may reach though it is private).
+       */
+      ask?: { reason: string; grant: string };
     };
 
 /** A failed call the model can read; `output` carries what was produced before it failed. */

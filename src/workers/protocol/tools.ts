@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { z } from 'zod';
+import type { BwrapProbe, ResourceLimits, SandboxMode } from './sandbox.ts';
 
 /** Limits a tool call runs under, resolved from `tools.output` and `tools.bash` in config. */
 export interface ToolLimits {
@@ -11,6 +12,34 @@ export interface ToolLimits {
   bashTimeout: number;
   /** Seconds a `bash` command may ask for at most. */
   bashMaxTimeout: number;
+  /** Files `grep` and `glob` look at, at most, in one call. */
+  searchMaxFiles: number;
+  /** Bytes `grep` reads, at most, in one call. */
+  searchMaxBytes: number;
+}
+
+/** How `bash` runs: resolved from `tools.bash` and the places niffler keeps private. */
+export interface BashSettings {
+  sandbox: SandboxMode;
+  /** Whether a sandboxed command may use the network. */
+  network: boolean;
+  limits: ResourceLimits;
+  /** Variables passed on from niffler's environment besides the minimal set. */
+  passEnv: string[];
+  /** Absolute paths a sandboxed command never sees: `$NIFFLER_HOME`, `~/.ssh` and the like. */
+  hide: string[];
+  /** bubblewrap as tried by the pool's owner; absent until bash first runs. */
+  bwrap?: BwrapProbe;
+  /** Said once per daemon, on the first call that runs without the sandbox it asked for. */
+  note?: string;
+}
+
+/** How `fetch` treats loopback, link-local and private addresses. */
+export interface FetchSettings {
+  /** Hosts, addresses and CIDR ranges (`tools.fetch.allowPrivate`) reached without asking. */
+  allowPrivate: string[];
+  /** What the user allowed for this one call after being asked. */
+  granted?: string[];
 }
 
 /** Where a tool call may act. Every path is absolute; `allowedPaths` are already resolved. */
@@ -19,11 +48,18 @@ export interface ToolContext {
   root: string;
   /** Directories outside the root that file tools may also use (`tools.allowedPaths`). */
   allowedPaths: string[];
+  /**
+   * Directories no file tool may read or write, even inside the root or an allowed path
+   * (`$NIFFLER_HOME`); the outputs directory inside one stays readable.
+   */
+  excluded: string[];
   /** Where cut output is saved; `read_file` may read it, nothing may write it. */
   outputsDir: string;
   /** The session's todo list (JSON). */
   todoFile: string;
   limits: ToolLimits;
+  bash: BashSettings;
+  fetch: FetchSettings;
 }
 
 /**

@@ -1,8 +1,14 @@
-import { execa } from 'execa';
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:os';
+import { execa, type Result } from 'execa';
+import type { BwrapProbe } from '../protocol/sandbox.ts';
 import type { ToolArgs, ToolContext, ToolPortMessage } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
-import { OutputSink } from './output-sink.ts';
+import { safeEnvironment } from '../shared/environment.ts';
 import { killGroup, waitGroupGone } from '../shared/process-group.ts';
+import { killTagged, runningPids } from '../shared/tagged-processes.ts';
+import { inSandbox, probeBwrap, withLimits, type Launch } from '../shared/sandbox-command.ts';
+import { OutputSink } from './output-sink.ts';
 import type { ToolIo } from './registry.ts';
 import { done, fail } from './result.ts';
 
@@ -10,11 +16,72 @@ const GRACE_MS = 2000;
 
 const tell = (io: ToolIo, message: ToolPortMessage) => io.port?.postMessage(message);
 
+/** bubblewrap as found in this thread, when the pool's owner did not say (tests call in-process). */
+let probed: Promise<BwrapProbe> | undefined;
+
+interface Plan {
+  launch: Launch;
+  sandboxed: boolean;
+  env: Record<string, string>;
+  /** Unsandboxed on Linux: the variable that marks the command's processes (`killTagged`). */
+  tag?: string;
+  note?: string;
+}
+
+/** How the command runs: in bwrap or not, under which limits and environment; or why it cannot. */
+const plan = async (command: string, context: ToolContext): Promise<Plan | ToolResult> => {
+  const { bash: settings, root } = context;
+  const base = withLimits({ file: 'bash', args: ['-c', command] }, settings.limits);
+  const probe =
+    settings.sandbox === 'off' ? undefined : (settings.bwrap ?? (await (probed ??= probeBwrap())));
+  if (settings.sandbox === 'bwrap' && !probe?.ok)
+    return fail(
+      'exec-failed',
+      `tools.bash.sandbox is "bwrap", but ${probe?.ok === false ? probe.reason : 'bwrap is missing'}. ` +
+        'Install bubblewrap (apt install bubblewrap), or set tools.bash.sandbox to auto or off.',
+    );
+  const sandboxed = probe?.ok === true;
+  // Without a sandbox's PID namespace, what leaves the process group is found by this variable.
+  const tag =
+    !sandboxed && process.platform === 'linux'
+      ? `NIFFLER_CALL=${randomBytes(8).toString('hex')}`
+      : undefined;
+  const env = safeEnvironment(
+    {
+      GIT_PAGER: 'cat',
+      PAGER: 'cat',
+      GIT_TERMINAL_PROMPT: '0',
+      ...(sandboxed ? { TMPDIR: '/tmp' } : {}),
+      ...(tag ? { NIFFLER_CALL: tag.slice('NIFFLER_CALL='.length) } : {}),
+    },
+    process.env,
+    settings.passEnv,
+  );
+  const policy = { write: [root], hide: settings.hide, network: settings.network };
+  const launch = probe?.ok ? inSandbox(base, probe.path, policy, root) : base;
+  const note = !sandboxed && settings.sandbox === 'auto' ? settings.note : undefined;
+  return { launch, sandboxed, env, ...(tag ? { tag } : {}), ...(note ? { note } : {}) };
+};
+
+/**
+ * The signal a sandboxed command died of: bwrap reports it as exit status 128 + n, as a shell
+ * does (so a command that itself exits 137 reads as SIGKILL too).
+ */
+const signalOf = (result: Result, sandboxed: boolean): string | undefined => {
+  if (result.signal) return result.signal;
+  const code = result.exitCode ?? 0;
+  if (!sandboxed || code <= 128) return undefined;
+  return Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0];
+};
+
 /**
  * `bash`: runs `bash -c command` in the workspace root as the leader of a new process group,
- * with no stdin. On timeout the group gets SIGTERM, then SIGKILL; when the leader exits, what is
- * left of its group (background jobs) is ended too. Cancelling (`io.signal`) ends the group the
- * same way. The group's pid goes to `io.port`, so the owner can still end it if the worker hangs.
+ * with no stdin and a minimal environment (no provider keys unless `tools.bash.passEnv` names
+ * them), under `tools.bash.limits`, and — where bubblewrap runs, unless `tools.bash.sandbox` is
+ * off — in a sandbox that may write only the workspace and a private /tmp. On timeout the group
+ * gets SIGTERM, then SIGKILL; when the leader exits, what is left of its group (background jobs)
+ * is ended too. Cancelling (`io.signal`) ends the group the same way. The group's pid goes to
+ * `io.port`, so the owner can still end it if the worker hangs.
  */
 export const bash = async (
   args: ToolArgs<'bash'>,
@@ -24,9 +91,47 @@ export const bash = async (
   const { bashTimeout, bashMaxTimeout } = context.limits;
   const asked = args.timeout ?? bashTimeout;
   const seconds = Math.min(asked, bashMaxTimeout);
+  const planned = await plan(args.command, context);
+  if ('ok' in planned) return planned;
   const sink = await OutputSink.open(context, 'bash');
-  const child = execa('bash', ['-c', args.command], {
-    cwd: context.root,
+  const { result, ended, pid } = await runGroup(planned, context.root, seconds, io, sink);
+  const { output, savedTo } = await sink.close();
+  if (pid === undefined)
+    return fail('exec-failed', `could not start bash in ${context.root}: ${result.shortMessage}`);
+  const notes: string[] = planned.note ? [planned.note] : [];
+  if (asked > seconds) notes.push(`timeout ${asked}s is above the maximum; used ${seconds}s`);
+  const signal = signalOf(result, planned.sandboxed);
+  if (ended === 'timeout')
+    notes.push(`timed out after ${seconds}s; the whole process group was ended`);
+  else if (ended === 'canceled') notes.push('canceled; the whole process group was ended');
+  else if (signal) notes.push(`killed by signal ${signal}`);
+  else notes.push(`exit code ${result.exitCode ?? '?'}`);
+  const text = `${output || '(no output)'}${output.endsWith('\n') ? '' : '\n'}[${notes.join('; ')}]`;
+  const exitCode = signal ? null : (result.exitCode ?? null);
+  const data = { exitCode, signal: signal ?? null, sandboxed: planned.sandboxed };
+  if (ended === 'canceled') return fail('canceled', 'the command was canceled', text);
+  if (ended === 'timeout')
+    return fail(
+      'timeout',
+      `the command ran longer than ${seconds}s and was ended with its process group. Pass a ` +
+        `larger timeout (at most ${bashMaxTimeout}s) or run less at once.`,
+      text,
+    );
+  return done(text, { ...(savedTo ? { savedTo } : {}), data });
+};
+
+/** Runs the planned command as a process group, ending the group on timeout or cancel. */
+const runGroup = async (
+  planned: Plan,
+  cwd: string,
+  seconds: number,
+  io: ToolIo,
+  sink: OutputSink,
+) => {
+  const { tag } = planned;
+  const before = tag ? runningPids() : undefined;
+  const child = execa(planned.launch.file, planned.launch.args, {
+    cwd,
     detached: true,
     cleanup: false,
     all: true,
@@ -34,7 +139,8 @@ export const bash = async (
     reject: false,
     stdin: 'ignore',
     forceKillAfterDelay: false,
-    env: { GIT_PAGER: 'cat', PAGER: 'cat', GIT_TERMINAL_PROMPT: '0' },
+    env: planned.env,
+    extendEnv: false,
   });
   const pid = child.pid;
   if (pid !== undefined) tell(io, { type: 'spawned', pid });
@@ -50,7 +156,13 @@ export const bash = async (
   const cancel = () => end('canceled');
   io.signal.addEventListener('abort', cancel, { once: true });
   if (io.signal.aborted) cancel();
-  if (pid !== undefined) child.nodeChildProcess.once('exit', () => killGroup(pid, 'SIGKILL'));
+  // When the leader exits, what is left ends too: its group, and (unsandboxed) what left the
+  // group. Until then the output pipe may be held open by them, and the call would not return.
+  if (pid !== undefined)
+    child.nodeChildProcess.once('exit', () => {
+      killGroup(pid, 'SIGKILL');
+      if (tag) killTagged(tag, before);
+    });
   child.all?.on('data', (chunk: Buffer | string) => sink.write(chunk));
   const result = await child;
   clearTimeout(timer);
@@ -58,27 +170,9 @@ export const bash = async (
   io.signal.removeEventListener('abort', cancel);
   if (pid !== undefined) {
     await waitGroupGone(pid);
+    // Once more: one may have been started while the group was ending.
+    if (tag) killTagged(tag, before);
     tell(io, { type: 'exited', pid });
   }
-  const { output, savedTo } = await sink.close();
-  if (pid === undefined)
-    return fail('exec-failed', `could not start bash in ${context.root}: ${result.shortMessage}`);
-  const notes: string[] = [];
-  if (asked > seconds) notes.push(`timeout ${asked}s is above the maximum; used ${seconds}s`);
-  if (ended === 'timeout')
-    notes.push(`timed out after ${seconds}s; the whole process group was ended`);
-  else if (ended === 'canceled') notes.push('canceled; the whole process group was ended');
-  else if (result.signal) notes.push(`killed by signal ${result.signal}`);
-  else notes.push(`exit code ${result.exitCode ?? '?'}`);
-  const text = `${output || '(no output)'}${output.endsWith('\n') ? '' : '\n'}[${notes.join('; ')}]`;
-  const data = { exitCode: result.exitCode ?? null, signal: result.signal ?? null };
-  if (ended === 'canceled') return fail('canceled', 'the command was canceled', text);
-  if (ended === 'timeout')
-    return fail(
-      'timeout',
-      `the command ran longer than ${seconds}s and was ended with its process group. Pass a ` +
-        `larger timeout (at most ${bashMaxTimeout}s) or run less at once.`,
-      text,
-    );
-  return done(text, { ...(savedTo ? { savedTo } : {}), data });
+  return { result, ended, pid };
 };

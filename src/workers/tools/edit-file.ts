@@ -1,12 +1,11 @@
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { createTwoFilesPatch } from 'diff';
 import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
-import { writeAtomic } from './atomic.ts';
+import { readFd } from '../shared/bounded-read.ts';
+import { writeConfined } from '../shared/confined-write.ts';
 import { capOutput } from './output.ts';
 import { done, fail } from './result.ts';
-import { isRefused, resolvePath } from './sandbox.ts';
+import { isRefused, openResolved, refusal, resolvePath, type Resolved } from './sandbox.ts';
 
 /** Every index at which `needle` starts in `text` (non-overlapping). */
 const indexesOf = (text: string, needle: string): number[] => {
@@ -18,13 +17,16 @@ const indexesOf = (text: string, needle: string): number[] => {
 
 const lineAt = (text: string, index: number): number => text.slice(0, index).split('\n').length;
 
-const readText = async (file: string, maxBytes: number): Promise<string | null> => {
-  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+/** The file's text, read through its checked descriptor and bounded; or the refusal. */
+const readText = async (target: Resolved, maxBytes: number): Promise<string | ToolResult> => {
+  const file = openResolved(target);
+  if (isRefused(file)) return file;
   try {
-    if ((await handle.stat()).size > maxBytes) return null;
-    return await handle.readFile('utf8');
+    return (await readFd(file.fd, maxBytes, target.display)).toString('utf8');
+  } catch (error) {
+    return refusal(error, target);
   } finally {
-    await handle.close();
+    file.close();
   }
 };
 
@@ -44,9 +46,8 @@ export const editFile = async (
   if (isRefused(target)) return target;
   if (!target.stats) return fail('not-found', `${target.display} does not exist; use write_file`);
   if (target.stats.isDirectory()) return fail('invalid-args', `${target.display} is a directory`);
-  const before = await readText(target.real, context.limits.maxFileBytes);
-  if (before === null)
-    return fail('too-large', `${target.display} is over ${context.limits.maxFileBytes} bytes`);
+  const before = await readText(target, context.limits.maxFileBytes);
+  if (typeof before !== 'string') return before;
   let oldText = args.oldText;
   let newText = args.newText;
   if (!before.includes(oldText) && before.includes('\r\n') && !oldText.includes('\r')) {
@@ -68,7 +69,14 @@ export const editFile = async (
         'to make it unique, or pass replaceAll: true',
     );
   const after = before.split(oldText).join(newText);
-  await writeAtomic(target.real, after, target.stats.mode & 0o7777);
+  try {
+    await writeConfined(target.real, after, target.policy, {
+      shown: target.display,
+      mode: target.stats.mode & 0o7777,
+    });
+  } catch (error) {
+    return refusal(error, target);
+  }
   const diff = createTwoFilesPatch(`a/${target.display}`, `b/${target.display}`, before, after);
   const patch = diff.slice(diff.indexOf('--- '));
   const { output, savedTo } = await capOutput(patch, context, 'edit_file');

@@ -3,7 +3,7 @@ import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { capOutput } from './output.ts';
 import { done, fail } from './result.ts';
-import { isRefused, resolvePath } from './sandbox.ts';
+import { isRefused, refusal, resolvePath } from './sandbox.ts';
 import { walk } from './walk.ts';
 
 const MAX_RESULTS = 1000;
@@ -19,7 +19,15 @@ export const globMatcher = (pattern: string): ((rel: string) => boolean) =>
 /** True when the pattern can match a dotfile or a path through a dot directory. */
 export const namesDotfiles = (pattern: string): boolean => /(^|\/|\{|,)\./.test(pattern);
 
-/** `glob`: files under a directory matching a pattern, `.gitignore`-aware, sorted by path. */
+/** The note for a walk stopped at `tools.search.maxFiles`. */
+export const stoppedNote = (maxFiles: number): string =>
+  `\n(stopped after ${maxFiles} entries, the tools.search.maxFiles limit; search a subdirectory ` +
+  'or narrow the pattern)';
+
+/**
+ * `glob`: files under a directory matching a pattern, `.gitignore`-aware, sorted by path. The
+ * walk streams and stops after `limits.searchMaxFiles` entries.
+ */
 export const glob = async (args: ToolArgs<'glob'>, context: ToolContext): Promise<ToolResult> => {
   const target = await resolvePath(args.path ?? '.', context, 'read');
   if (isRefused(target)) return target;
@@ -28,24 +36,28 @@ export const glob = async (args: ToolArgs<'glob'>, context: ToolContext): Promis
   const isMatch = globMatcher(args.pattern);
   const matches: string[] = [];
   let more = 0;
+  let seen = 0;
+  const { searchMaxFiles } = context.limits;
   const hidden = namesDotfiles(args.pattern);
-  for await (const entry of walk({
-    root: target.root,
-    start: target.real,
-    maxDepth: MAX_DEPTH,
-    hidden,
-  })) {
-    if (entry.dirent.isDirectory() || !isMatch(entry.rel)) continue;
-    if (matches.length < MAX_RESULTS) matches.push(entry.rel);
-    else more++;
+  const { root, real: start, policy } = target;
+  try {
+    for await (const entry of walk({ root, start, maxDepth: MAX_DEPTH, hidden, policy })) {
+      if (++seen > searchMaxFiles) break;
+      if (entry.dirent.isDirectory() || !isMatch(entry.rel)) continue;
+      if (matches.length < MAX_RESULTS) matches.push(entry.rel);
+      else more++;
+    }
+  } catch (error) {
+    return refusal(error, target);
   }
+  const stopped = seen > searchMaxFiles ? stoppedNote(searchMaxFiles) : '';
   if (matches.length === 0)
-    return done(`No files match ${JSON.stringify(args.pattern)} in ${target.display}.`, {
+    return done(`No files match ${JSON.stringify(args.pattern)} in ${target.display}.${stopped}`, {
       data: { count: 0 },
     });
   const prefix = target.display === '.' ? '' : `${target.display}/`;
   const note = more > 0 ? `\n(${more} more matches not shown; use a narrower pattern)` : '';
-  const text = matches.map((rel) => prefix + rel).join('\n') + note;
+  const text = matches.map((rel) => prefix + rel).join('\n') + note + stopped;
   const { output, savedTo } = await capOutput(text, context, 'glob');
   return done(output, { ...(savedTo ? { savedTo } : {}), data: { count: matches.length + more } });
 };

@@ -3,7 +3,7 @@ import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { capOutput } from './output.ts';
 import { done, fail } from './result.ts';
-import { isRefused, resolvePath } from './sandbox.ts';
+import { isRefused, refusal, resolvePath } from './sandbox.ts';
 import { walk } from './walk.ts';
 
 const MAX_ENTRIES = 2000;
@@ -25,18 +25,23 @@ export const listDir = async (
     start: target.real,
     maxDepth: args.depth ?? 1,
     hidden: args.hidden ?? false,
+    policy: target.policy,
   });
-  for await (const entry of entries) {
-    if (lines.length >= MAX_ENTRIES) {
-      more = true;
-      break;
+  try {
+    for await (const entry of entries) {
+      if (lines.length >= MAX_ENTRIES) {
+        more = true;
+        break;
+      }
+      const indent = '  '.repeat(entry.depth - 1);
+      const { dirent } = entry;
+      if (dirent.isSymbolicLink()) {
+        const to = await readlink(entry.at).catch(() => '?');
+        lines.push(`${indent}${dirent.name} -> ${to}`);
+      } else lines.push(`${indent}${dirent.name}${dirent.isDirectory() ? '/' : ''}`);
     }
-    const indent = '  '.repeat(entry.depth - 1);
-    const { dirent } = entry;
-    if (dirent.isSymbolicLink()) {
-      const to = await readlink(entry.abs).catch(() => '?');
-      lines.push(`${indent}${dirent.name} -> ${to}`);
-    } else lines.push(`${indent}${dirent.name}${dirent.isDirectory() ? '/' : ''}`);
+  } catch (error) {
+    return refusal(error, target);
   }
   const header = `${target.display}/`;
   if (lines.length === 0) return done(`${header}\n(empty, or everything in it is ignored)`);

@@ -1,10 +1,8 @@
-import { constants } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
-import { isRefused, resolvePath } from './sandbox.ts';
+import { countFdLines, readAt, readFd, streamLines } from '../shared/bounded-read.ts';
+import { isRefused, openResolved, refusal, resolvePath } from './sandbox.ts';
 import { done, fail } from './result.ts';
 
 const DEFAULT_LIMIT = 2000;
@@ -17,30 +15,24 @@ const IMAGES: Record<string, string> = {
   '.webp': 'image/webp',
 };
 
-const isBinary = async (handle: FileHandle): Promise<boolean> => {
-  const { buffer, bytesRead } = await handle.read(Buffer.alloc(8192), 0, 8192, 0);
-  return buffer.subarray(0, bytesRead).includes(0);
-};
-
-/** Lines `from`..`from+count-1` (1-based) of a file too large to hold, read as a stream. */
-const streamLines = async (handle: FileHandle, from: number, count: number) => {
+/**
+ * Lines `from`..`from+count-1` (1-based), streamed: lines before the page are only counted, and
+ * memory holds one chunk and the page. With `countAll` the file's lines are counted too (on its
+ * bytes); else reading stops after the page.
+ */
+const readPage = async (fd: number, from: number, count: number, countAll: boolean) => {
   const lines: string[] = [];
-  let n = 0;
   let more = false;
-  const reader = createInterface({
-    input: handle.createReadStream({ start: 0, autoClose: false }),
-  });
-  for await (const line of reader) {
-    n++;
-    if (n < from) continue;
+  for await (const line of streamLines(fd, MAX_LINE + 1, from - 1)) {
     if (lines.length === count) {
       more = true;
       break;
     }
-    lines.push(line);
+    lines.push(line.text);
   }
-  reader.close();
-  return { lines, total: more ? undefined : n };
+  // Past the end, the skipped lines were fewer than asked: count them to say how many there are.
+  if (countAll || lines.length === 0) return { lines, total: await countFdLines(fd) };
+  return { lines, total: more ? undefined : from - 1 + lines.length };
 };
 
 const format = (lines: string[], from: number, maxChars: number) => {
@@ -56,7 +48,31 @@ const format = (lines: string[], from: number, maxChars: number) => {
   return { text, shown };
 };
 
-/** `read_file`: a page of a text file with line numbers; images as image content. */
+const page = async (
+  fd: number,
+  display: string,
+  args: ToolArgs<'read_file'>,
+  size: number,
+  context: ToolContext,
+): Promise<ToolResult> => {
+  const from = args.offset ?? 1;
+  const count = args.limit ?? DEFAULT_LIMIT;
+  const { lines, total } = await readPage(fd, from, count, size <= context.limits.maxFileBytes);
+  if (size === 0) return done(`(${display} is empty)`);
+  if (lines.length === 0)
+    return fail('invalid-args', `offset ${from} is past the end (${total ?? '?'} lines)`);
+  const { text, shown } = format(lines, from, context.limits.maxChars);
+  const last = from + shown - 1;
+  const hasMore = total === undefined || last < total;
+  const of = total === undefined ? '' : ` of ${total}`;
+  const footer = hasMore ? `\n(lines ${from}-${last}${of}; continue with offset=${last + 1})` : '';
+  return done(text + footer, { data: { path: display, from, to: last, total } });
+};
+
+/**
+ * `read_file`: a page of a text file with line numbers; images as image content. The file is
+ * opened by descriptor and checked again there, and read in bounded pieces whatever its size.
+ */
 export const readFile = async (
   args: ToolArgs<'read_file'>,
   context: ToolContext,
@@ -66,45 +82,28 @@ export const readFile = async (
   if (!target.stats) return fail('not-found', `${target.display} does not exist; try glob first`);
   if (target.stats.isDirectory())
     return fail('invalid-args', `${target.display} is a directory; use list_dir to see it`);
-  const handle = await open(target.real, constants.O_RDONLY | constants.O_NOFOLLOW);
+  const file = openResolved(target);
+  if (isRefused(file)) return file;
   try {
-    const size = (await handle.stat()).size;
+    const { size } = file.stats;
     const mimeType = IMAGES[path.extname(target.real).toLowerCase()];
     if (mimeType && size <= context.limits.maxFileBytes) {
-      const data = (await handle.readFile()).toString('base64');
+      const data = (await readFd(file.fd, context.limits.maxFileBytes, target.display)).toString(
+        'base64',
+      );
       return done(`${target.display}: ${mimeType} image, ${size} bytes`, {
         content: [{ type: 'image', data, mimeType }],
       });
     }
-    if (await isBinary(handle))
+    if ((await readAt(file.fd, 8192, 0)).includes(0))
       return fail(
         'invalid-args',
         `${target.display} is a binary file (${size} bytes); inspect it with bash, e.g. \`file\` or \`xxd | head\``,
       );
-    const from = args.offset ?? 1;
-    const count = args.limit ?? DEFAULT_LIMIT;
-    let lines: string[];
-    let total: number | undefined;
-    if (size <= context.limits.maxFileBytes) {
-      const all = (await handle.readFile('utf8')).split('\n');
-      if (all.at(-1) === '') all.pop();
-      lines = all.slice(from - 1, from - 1 + count);
-      total = all.length;
-    } else {
-      ({ lines, total } = await streamLines(handle, from, count));
-    }
-    if (size === 0) return done(`(${target.display} is empty)`);
-    if (lines.length === 0)
-      return fail('invalid-args', `offset ${from} is past the end (${total ?? '?'} lines)`);
-    const { text, shown } = format(lines, from, context.limits.maxChars);
-    const last = from + shown - 1;
-    const hasMore = total === undefined || last < total;
-    const of = total === undefined ? '' : ` of ${total}`;
-    const footer = hasMore
-      ? `\n(lines ${from}-${last}${of}; continue with offset=${last + 1})`
-      : '';
-    return done(text + footer, { data: { path: target.display, from, to: last, total } });
+    return await page(file.fd, target.display, args, size, context);
+  } catch (error) {
+    return refusal(error, target);
   } finally {
-    await handle.close();
+    file.close();
   }
 };

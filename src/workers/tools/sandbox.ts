@@ -3,7 +3,18 @@ import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
+import { realDirs } from '../shared/bounded-read.ts';
+import {
+  checkKind,
+  checkPlace,
+  ConfinedError,
+  isInside,
+  type ConfinePolicy,
+} from '../shared/confine.ts';
+import { openConfinedFile, type OpenedFile } from '../shared/confined-open.ts';
 import { fail } from './result.ts';
+
+export { isInside } from '../shared/confine.ts';
 
 /** `read` may also use the outputs directory; `write` only the workspace and allowed paths. */
 export type Access = 'read' | 'write';
@@ -17,6 +28,8 @@ export interface Resolved {
   stats: Stats | null;
   /** The real workspace root, which `display` is relative to. */
   root: string;
+  /** What the path was checked against: every open of it checks its descriptor against this. */
+  policy: ConfinePolicy;
 }
 
 const MAX_PATH = 4096;
@@ -51,10 +64,6 @@ const realOrNearest = async (file: string): Promise<string | { refused: string }
   }
 };
 
-/** True when `child` is `parent` or below it; both absolute and normalized. `parent` may be `/`. */
-export const isInside = (child: string, parent: string): boolean =>
-  child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
-
 /**
  * The real directories a call may use for `access`, the workspace root first. Missing ones keep
  * their lexical path.
@@ -71,12 +80,55 @@ const allowedRoots = async (context: ToolContext, access: Access): Promise<strin
   return [...new Set(roots)];
 };
 
-const refuse = (input: string, why: string, roots: string[]): ToolResult =>
+/**
+ * The confinement of a call: its allowed roots, `$NIFFLER_HOME` (`context.excluded`) out of bounds
+ * except, for reading, the outputs directory.
+ */
+const policyFor = (context: ToolContext, access: Access, roots: string[]): ConfinePolicy => ({
+  roots,
+  excluded: realDirs(context.excluded),
+  exempt: access === 'read' ? realDirs([context.outputsDir]) : [],
+});
+
+const refuse = (input: string, why: string, roots: readonly string[]): ToolResult =>
   fail(
     'outside-workspace',
     `${JSON.stringify(input.slice(0, 200))} ${why}. File tools may only use paths inside: ` +
       `${roots.join(', ')}. Use a path relative to the workspace root.`,
   );
+
+/**
+ * A `ConfinedError` met while opening `target` as the result the model reads; anything else is
+ * thrown on (the worker makes it an `internal` result).
+ */
+export const refusal = (error: unknown, target: Resolved): ToolResult => {
+  if (!(error instanceof ConfinedError)) throw error;
+  switch (error.code) {
+    case 'not-found':
+      return fail('not-found', `${target.display} does not exist (any more)`);
+    case 'too-large':
+      return fail('too-large', error.message);
+    case 'is-directory':
+      return fail('invalid-args', `${target.display} is a directory; use list_dir to see it`);
+    case 'outside':
+      return refuse(
+        target.display,
+        `resolves to ${error.real ?? '?'}, outside the allowed directories`,
+        target.policy.roots ?? [],
+      );
+    default:
+      return refuse(target.display, error.reason, target.policy.roots ?? []);
+  }
+};
+
+/** Opens a resolved regular file for reading, its descriptor checked again; or the refusal. */
+export const openResolved = (target: Resolved): OpenedFile | ToolResult => {
+  try {
+    return openConfinedFile(target.real, target.policy, { shown: target.display });
+  } catch (error) {
+    return refusal(error, target);
+  }
+};
 
 const checkSyntax = (input: string): string | null => {
   if (input.includes('\0')) return 'contains a NUL byte';
@@ -93,12 +145,8 @@ export const displayPath = (real: string, root: string): string =>
   isInside(real, root) ? path.relative(root, real) || '.' : real;
 
 /** Why `stats` may not be used (device, FIFO, socket, hard link), or null when it may. */
-const checkStats = (stats: Stats | null): string | null => {
-  if (stats && !stats.isFile() && !stats.isDirectory()) return 'is a device file, FIFO or socket';
-  if (stats?.isFile() && stats.nlink > 1)
-    return `is a hard link (${stats.nlink} links) that may share its content with a file elsewhere`;
-  return null;
-};
+const checkStats = (stats: Stats | null): string | null =>
+  (stats && checkKind('', stats, { roots: [] })?.reason) ?? null;
 
 /**
  * Resolves `input` (relative to the root, or absolute) and checks it after resolving symlinks —
@@ -116,13 +164,16 @@ export const resolvePath = async (
   if (syntax) return refuse(input, syntax, roots);
   const real = await realOrNearest(path.resolve(context.root, input || '.'));
   if (typeof real !== 'string') return refuse(input, real.refused, roots);
-  if (!roots.some((root) => isInside(real, root)))
+  const policy = policyFor(context, access, roots);
+  const place = checkPlace('', real, policy);
+  if (place?.code === 'outside')
     return refuse(input, `resolves to ${real}, outside the allowed directories`, roots);
+  if (place) return refuse(input, place.reason, roots);
   const stats = await lstatIfExists(real);
   const refused = checkStats(stats);
   if (refused) return refuse(input, refused, roots);
   const root = roots[0] ?? context.root;
-  return { real, display: displayPath(real, root), stats, root };
+  return { real, display: displayPath(real, root), stats, root, policy };
 };
 
 /** `lstat` of `file`, or null when it does not exist; other errors are thrown. */
@@ -148,8 +199,9 @@ export const resolveEntry = (
   if (stats?.isSymbolicLink() || checkSyntax(input) || checkStats(stats)) return undefined;
   // `dir.real` is inside a root and has no symlink left; a name that is no symlink keeps it so.
   const real = path.join(dir.real, name);
-  return { real, display: displayPath(real, dir.root), stats, root: dir.root };
+  return { real, display: displayPath(real, dir.root), stats, root: dir.root, policy: dir.policy };
 };
 
-/** True when `value` is a refusal rather than a resolved path. */
-export const isRefused = (value: Resolved | ToolResult): value is ToolResult => 'ok' in value;
+/** True when `value` is a refusal rather than a resolved path or an opened file. */
+export const isRefused = <T extends object>(value: T | ToolResult): value is ToolResult =>
+  'ok' in value;

@@ -1,9 +1,10 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
-import { writeAtomic } from './atomic.ts';
+import { writeAtomic } from '../shared/atomic.ts';
+import { readBoundedFile } from '../shared/bounded-read.ts';
 import { done, fail } from './result.ts';
 
 const ItemSchema = z.object({
@@ -21,8 +22,11 @@ const MARKS: Record<Item['status'], string> = {
   cancelled: '[-]',
 };
 
+/** A todo list larger than this is not read: a real one is a few KiB. */
+const MAX_BYTES = 1024 * 1024;
+
 const load = async (file: string): Promise<Item[]> => {
-  const text = await readFile(file, 'utf8').catch(() => '[]');
+  const text = await readBoundedFile(file, { maxBytes: MAX_BYTES }).catch(() => '[]');
   try {
     const parsed = ListSchema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : [];

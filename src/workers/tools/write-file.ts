@@ -1,15 +1,16 @@
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
 import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
-import { writeAtomic } from './atomic.ts';
+import { writeConfined } from '../shared/confined-write.ts';
 import { done, fail } from './result.ts';
-import { isRefused, resolvePath } from './sandbox.ts';
+import { isRefused, refusal, resolvePath } from './sandbox.ts';
 
 const lineCount = (text: string): number =>
   text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
 
-/** `write_file`: creates or overwrites a file atomically, creating missing parent directories. */
+/**
+ * `write_file`: creates or overwrites a file atomically, creating missing parent directories —
+ * each step through a checked directory descriptor, never through a symlink.
+ */
 export const writeFile = async (
   args: ToolArgs<'write_file'>,
   context: ToolContext,
@@ -18,12 +19,17 @@ export const writeFile = async (
   if (isRefused(target)) return target;
   if (target.stats?.isDirectory())
     return fail('invalid-args', `${target.display} is a directory; give a file path`);
-  await mkdir(path.dirname(target.real), { recursive: true });
-  const mode = target.stats ? target.stats.mode & 0o7777 : 0o644;
-  await writeAtomic(target.real, args.content, mode);
+  let created: boolean;
+  try {
+    ({ created } = await writeConfined(target.real, args.content, target.policy, {
+      shown: target.display,
+    }));
+  } catch (error) {
+    return refusal(error, target);
+  }
   const bytes = Buffer.byteLength(args.content);
-  const verb = target.stats ? 'Overwrote' : 'Created';
+  const verb = created ? 'Created' : 'Overwrote';
   return done(`${verb} ${target.display} (${lineCount(args.content)} lines, ${bytes} bytes).`, {
-    data: { path: target.display, created: !target.stats, bytes },
+    data: { path: target.display, created, bytes },
   });
 };

@@ -55,7 +55,7 @@ describe('merge rules', () => {
       global: 'tools: { bash: { timeout: 10 } }\n',
       repo: 'tools: { bash: { maxTimeout: 20 } }\n',
       check: (c: ReturnType<typeof load>) =>
-        expect(c.config.tools.bash).toEqual({ timeout: 10, maxTimeout: 20 }),
+        expect(c.config.tools.bash).toMatchObject({ timeout: 10, maxTimeout: 20 }),
     },
     {
       name: 'arrays replace',
@@ -342,7 +342,7 @@ describe('malformed input: each with its exact message', () => {
     [
       'unknown server key',
       'mcpServers:\n  s:\n    comand: x\n',
-      '~/home/config.yaml:3 mcpServers.s.comand: unknown key; did you mean "command"? expected one of: command, args, env, workingDir, url, transport, headers, timeout, startupTimeout, enabled, name, includeTools, excludeTools, maxConcurrency, autoStart, trust, oauth',
+      '~/home/config.yaml:3 mcpServers.s.comand: unknown key; did you mean "command"? expected one of: command, args, env, workingDir, url, transport, headers, timeout, startupTimeout, enabled, name, includeTools, excludeTools, maxConcurrency, autoStart, trust, sandbox, limits, oauth',
     ],
     [
       'list where a mapping belongs',

@@ -69,7 +69,7 @@ describe('compaction', () => {
 
   it('asks for goals, decisions, files, open tasks, with the focus and the previous summary', () => {
     const [system, user] = summaryRequest(session(1), 'earlier summary', 'the auth bug').map((m) =>
-      m.role === 'system' || m.role === 'user' ? String(m.content) : '',
+      (m.role === 'system' || m.role === 'user') && typeof m.content === 'string' ? m.content : '',
     );
     expect(system).toContain('Goals');
     expect(system).toContain('Open tasks');

@@ -83,7 +83,10 @@ describe('instruction files', () => {
     expect(prompt.text).not.toContain('MARKER-OUTSIDE');
     expect(prompt.text).toContain('me@example.com');
     expect(prompt.refused.map((r) => [r.file, r.why.split(' (')[0]])).toEqual([
-      ['@../outside.md (in CLAUDE.md)', 'leads outside the workspace'],
+      [
+        '@../outside.md (in CLAUDE.md)',
+        'resolves to ' + path.join(ws.base, 'outside.md') + ', outside the allowed directories',
+      ],
       ['@loop.md (in docs/loop.md)', 'imports itself'],
     ]);
   });

@@ -133,4 +133,35 @@ describe('toServerSpec', () => {
       gate,
     });
   });
+
+  const ctx = {
+    sandboxDefault: false,
+    root: '/work/repo',
+    hide: ['/home/u/.niffler'],
+    env: { HOME: '/home/u' },
+  };
+  const sandboxOf = (definition: Partial<ResolvedServer['definition']>, over = {}) =>
+    toServerSpec(server({ definition: { command: 'x', ...definition } }), { ...ctx, ...over })
+      .sandbox;
+
+  it('resolves mcpServers.X.sandbox: write paths from the root and ~, the workspace readable', () => {
+    expect(sandboxOf({ sandbox: { write: ['.', 'out', '~/.cache/x'], network: true } })).toEqual({
+      write: ['/work/repo', '/work/repo/out', '/home/u/.cache/x'],
+      read: ['/work/repo'],
+      network: true,
+      hide: ['/home/u/.niffler'],
+    });
+    expect(sandboxOf({ sandbox: true })).toMatchObject({ write: [], network: false });
+    expect(sandboxOf({})).toBeUndefined();
+  });
+
+  it('mcp.sandboxDefault sandboxes every stdio server but those that say sandbox: false', () => {
+    expect(sandboxOf({}, { sandboxDefault: true })).toMatchObject({ write: [], network: false });
+    expect(sandboxOf({ sandbox: false }, { sandboxDefault: true })).toBeUndefined();
+    const remote = toServerSpec(
+      server({ definition: { url: 'https://x.test/mcp' }, transport: 'http' }),
+      { ...ctx, sandboxDefault: true },
+    );
+    expect(remote.sandbox).toBeUndefined();
+  });
 });

@@ -13,7 +13,7 @@ describe('bash', () => {
     expect(result).toEqual({
       ok: true,
       output: `${repo.root}\noops\n[exit code 3]`,
-      data: { exitCode: 3, signal: null },
+      data: { exitCode: 3, signal: null, sandboxed: false },
     });
   });
 

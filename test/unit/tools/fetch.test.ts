@@ -1,7 +1,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runTool, tempRepo, textOf } from './repo.ts';
+import type { ToolLimits } from '../../../src/workers/protocol/tools.ts';
+import { privateKind } from '../../../src/workers/tools/private-address.ts';
+import { runTool, tempRepo as plainRepo, textOf } from './repo.ts';
+
+/** A repo whose fetch may reach `allowPrivate` (default: this test's loopback server). */
+const tempRepo = (limits: Partial<ToolLimits> = {}, allowPrivate = ['127.0.0.1']) => {
+  const repo = plainRepo(limits);
+  repo.context.fetch = { allowPrivate };
+  return repo;
+};
 
 const ROUTES: Record<string, { type: string; body: string | Buffer; status?: number }> = {
   '/page': {
@@ -17,18 +26,26 @@ const ROUTES: Record<string, { type: string; body: string | Buffer; status?: num
 
 let server: Server;
 let base: string;
+let port: number;
+const requests: string[] = [];
 
 beforeAll(async () => {
   server = createServer((req, res) => {
+    requests.push(req.url ?? '');
     if (req.url === '/moved') {
       res.writeHead(302, { location: '/data.json' }).end();
+      return;
+    }
+    if (req.url === '/to-ip') {
+      res.writeHead(302, { location: `http://127.0.0.1:${port}/data.json` }).end();
       return;
     }
     const route = ROUTES[req.url ?? ''] ?? { type: 'text/plain', body: 'nope', status: 404 };
     res.writeHead(route.status ?? 200, { 'content-type': route.type }).end(route.body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  port = (server.address() as AddressInfo).port;
+  base = `http://127.0.0.1:${port}`;
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
@@ -87,5 +104,77 @@ describe('fetch', () => {
     expect(await run(`http://127.0.0.1:${port}/`)).toMatchObject({
       error: { code: 'exec-failed', message: expect.stringContaining('ECONNREFUSED') },
     });
+  });
+});
+
+describe('fetch and private addresses', () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['::1', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['169.254.169.254', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['10.1.2.3', 'private'],
+    ['172.20.0.1', 'private'],
+    ['192.168.1.1', 'private'],
+    ['100.64.0.1', 'private'],
+    ['fd00::1', 'private'],
+    ['0.0.0.0', 'unspecified'],
+    ['8.8.8.8', null],
+    ['2606:4700::1111', null],
+    ['172.32.0.1', null],
+  ])('%s is %s', (address, kind) => expect(privateKind(address)).toBe(kind));
+
+  it('asks before connecting to a loopback address, by address or by name', async () => {
+    const repo = tempRepo({}, []);
+    const before = requests.length;
+    expect(await runTool(repo.context, 'fetch', { url: `${base}/data.json` })).toEqual({
+      ok: false,
+      error: {
+        code: 'needs-approval',
+        message:
+          `GET ${base}/data.json was stopped before connecting: 127.0.0.1 is 127.0.0.1, a loopback ` +
+          "address, which may be a service of this machine or its network. It needs the user's " +
+          'approval, or tools.fetch.allowPrivate: [127.0.0.1] in the config.',
+      },
+      ask: { reason: 'it reaches 127.0.0.1 (127.0.0.1), a loopback address', grant: '127.0.0.1' },
+    });
+    // A name is checked on what DNS answers, when the socket connects.
+    const byName = await runTool(repo.context, 'fetch', {
+      url: `http://localhost:${port}/data.json`,
+    });
+    expect(byName).toMatchObject({
+      ok: false,
+      error: { code: 'needs-approval' },
+      ask: { grant: 'localhost' },
+    });
+    expect(requests.length).toBe(before);
+  });
+
+  it('goes ahead when allowPrivate covers it (a name, an address, a range) or the user granted it', async () => {
+    const url = `${base}/data.json`;
+    for (const allow of [['127.0.0.1'], ['127.0.0.0/8']])
+      expect(await runTool(tempRepo({}, allow).context, 'fetch', { url })).toMatchObject({
+        ok: true,
+      });
+    const named = tempRepo({}, ['localhost']);
+    expect(
+      await runTool(named.context, 'fetch', { url: `http://localhost:${port}/data.json` }),
+    ).toMatchObject({ ok: true });
+    const granted = tempRepo({}, []);
+    granted.context.fetch = { allowPrivate: [], granted: ['127.0.0.1'] };
+    expect(await runTool(granted.context, 'fetch', { url })).toMatchObject({ ok: true });
+  });
+
+  it('checks every redirect: an allowed host cannot send it on to a private one', async () => {
+    const repo = tempRepo({}, ['localhost']);
+    const before = requests.length;
+    const result = await runTool(repo.context, 'fetch', { url: `http://localhost:${port}/to-ip` });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: 'needs-approval' },
+      ask: { grant: '127.0.0.1' },
+    });
+    expect(requests.slice(before)).toEqual(['/to-ip']);
   });
 });

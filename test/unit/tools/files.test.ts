@@ -45,6 +45,20 @@ describe('read_file', () => {
     );
   });
 
+  it('says how many lines there are when the offset is past the end, streamed or not', async () => {
+    for (const maxFileBytes of [1000, 1024 * 1024]) {
+      const repo = tempRepo({ maxFileBytes });
+      repo.write({ 'big.txt': Array.from({ length: 500 }, (_, i) => `row ${i + 1}`).join('\n') });
+      expect(await runTool(repo.context, 'read_file', { path: 'big.txt', offset: 900 })).toEqual({
+        ok: false,
+        error: { code: 'invalid-args', message: 'offset 900 is past the end (500 lines)' },
+      });
+      expect(
+        textOf(await runTool(repo.context, 'read_file', { path: 'big.txt', offset: 499 })),
+      ).toBe('   499\trow 499\n   500\trow 500\n');
+    }
+  });
+
   it('stops a page at maxChars and says where to continue', async () => {
     const repo = tempRepo({ maxChars: 100 });
     repo.write({ 'a.txt': Array.from({ length: 50 }, () => 'x'.repeat(20)).join('\n') });

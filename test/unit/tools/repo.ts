@@ -48,6 +48,7 @@ export const tempRepo = (limits: Partial<ToolLimits> = {}, autoRemove = true): T
   const context: ToolContext = {
     root,
     allowedPaths: [],
+    excluded: [home],
     outputsDir: path.join(home, 'outputs', 'repo'),
     todoFile: path.join(home, 'sessions', 'repo', 's1.todo.json'),
     limits: {
@@ -55,8 +56,14 @@ export const tempRepo = (limits: Partial<ToolLimits> = {}, autoRemove = true): T
       maxFileBytes: 1024 * 1024,
       bashTimeout: 120,
       bashMaxTimeout: 600,
+      searchMaxFiles: 20_000,
+      searchMaxBytes: 256 * 1024 * 1024,
       ...limits,
     },
+    // The process-group tests read pids the command prints: they run unsandboxed, where those
+    // pids are this system's (sandbox.test.ts runs bash in bubblewrap).
+    bash: { sandbox: 'off', network: false, limits: {}, passEnv: [], hide: [home] },
+    fetch: { allowPrivate: [] },
   };
   return { root, outside, home, context, write, remove };
 };

@@ -1,13 +1,8 @@
-import {
-  closeSync,
-  constants,
-  existsSync,
-  fstatSync,
-  openSync,
-  readSync,
-  realpathSync,
-} from 'node:fs';
+import { existsSync, readSync } from 'node:fs';
 import path from 'node:path';
+import { realDirs } from '../../../workers/shared/bounded-read.ts';
+import { ConfinedError } from '../../../workers/shared/confine.ts';
+import { openConfinedFile } from '../../../workers/shared/confined-open.ts';
 
 // Instruction files: what the user and the repository tell the model about how to work here.
 // Global ones from $NIFFLER_HOME (yours), then the repository's `.niffler/prompts/` and, in every
@@ -32,37 +27,37 @@ const MAX_IMPORT_DEPTH = 4;
 
 type Read = { text: string; cut: boolean; real: string } | { refused: string } | undefined;
 
-const isInside = (child: string, parent: string): boolean =>
-  child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
-
 /**
- * Reads a file as a file tool would: opened without blocking (a FIFO cannot hang it), a regular
- * file whose real path — read back from the open descriptor, so a swapped symlink cannot slip
- * past — is inside `within`, at most `MAX_FILE_BYTES`. Undefined when it does not exist.
+ * Reads the first `MAX_FILE_BYTES` of a file through the confined opener the file tools use (by
+ * descriptor, checked against `within` after every symlink, regular files only: a FIFO, device or
+ * /proc file is never read). Undefined when it does not exist.
  */
-export const readConfined = (file: string, within: string): Read => {
-  let fd: number;
+export const readConfined = (
+  file: string,
+  within: string,
+  excluded: readonly string[] = [],
+): Read => {
+  let opened;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    opened = openConfinedFile(file, {
+      want: 'file',
+      roots: realDirs([within]),
+      excluded: realDirs(excluded),
+    });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ENOTDIR'
-      ? undefined
-      : { refused: `cannot be read (${code})` };
+    if (error instanceof ConfinedError)
+      return error.code === 'not-found' ? undefined : { refused: error.reason };
+    return { refused: `cannot be read (${(error as Error).message})` };
   }
   try {
-    if (!fstatSync(fd).isFile()) return { refused: 'is not a regular file' };
-    const real = realpathSync(process.platform === 'linux' ? `/proc/self/fd/${fd}` : file);
-    if (!isInside(real, realpathSync(within)))
-      return { refused: `leads outside the workspace (${real})` };
     const buffer = Buffer.alloc(MAX_FILE_BYTES + 1);
     let size = 0;
     for (let n = 1; n > 0 && size < buffer.length; size += n)
-      n = readSync(fd, buffer, size, buffer.length - size, null);
+      n = readSync(opened.fd, buffer, size, buffer.length - size, null);
     const text = buffer.subarray(0, Math.min(size, MAX_FILE_BYTES)).toString('utf8');
-    return { text, cut: size > MAX_FILE_BYTES, real };
+    return { text, cut: size > MAX_FILE_BYTES, real: opened.real };
   } finally {
-    closeSync(fd);
+    opened.close();
   }
 };
 
