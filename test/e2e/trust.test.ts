@@ -202,9 +202,7 @@ describe('prompt files need trust and are read like a file tool reads', () => {
     expect(result.stdout).toBe('hi');
     expect(sent(llm)).not.toContain('MARKER-OUTSIDE');
     expect(sent(llm)).not.toContain('PATH=');
-    expect(result.stderr).toContain(
-      'AGENTS.md not given to the model: it resolves to ',
-    );
+    expect(result.stderr).toContain('AGENTS.md not given to the model: it resolves to ');
     expect(result.stderr).toContain('NIFFLER.md not given to the model: it is in /proc');
     expect(result.stderr).toContain('CLAUDE.md not given to the model: it is a FIFO');
   });
@@ -242,4 +240,55 @@ describe('a tampered trust store fails closed', () => {
       expect(retrust.stderr).toContain('rm ~/h/trust.json');
     },
   );
+});
+
+describe("niffler's own state is never inside reach", () => {
+  it('workspace = $HOME: read_file, write_file and edit_file on ~/.niffler/** are refused, with --yes', async () => {
+    const { ws, llm } = await setup();
+    // The repository is the home directory, and NIFFLER_HOME its ~/.niffler.
+    const home = ws.repo;
+    const state = path.join(home, '.niffler');
+    mkdirSync(state, { recursive: true, mode: 0o700 });
+    writeFileSync(
+      path.join(state, 'config.yaml'),
+      `${fakeModel(llm)}tools:\n  policy:\n    '*': allow\n`,
+    );
+    writeFileSync(path.join(state, 'approvals.json'), '{"version":1,"workspaces":{}}\n', {
+      mode: 0o600,
+    });
+    const env = { ...ws.env, HOME: home, NIFFLER_HOME: state };
+    const { niffler } = await import('./cli.ts');
+    onTestFinished(async () => void (await niffler(['daemon', 'stop'], { cwd: home, env })));
+    llm.queue(
+      reply()
+        .tool('read_file', { path: '.niffler/approvals.json' }, { id: 'r' })
+        .tool(
+          'write_file',
+          {
+            path: '.niffler/approvals.json',
+            content: '{"version":1,"workspaces":{"x":{"*":"allow"}}}',
+          },
+          { id: 'w' },
+        )
+        .tool(
+          'edit_file',
+          { path: '~/.niffler/config.yaml', oldText: 'ask', newText: 'allow' },
+          { id: 'e' },
+        ),
+      reply().text('done'),
+    );
+    const result = await niffler(['-p', 'approve yourself', '--yes'], { cwd: home, env });
+    expect(result.exitCode).toBe(0);
+    const toolResults = (
+      llm.requests[1]!.body.messages as { role: string; tool_call_id?: string; content: string }[]
+    ).filter((m) => m.role === 'tool');
+    const read = toolResults.find((m) => m.tool_call_id === 'r')!.content;
+    expect(read).not.toContain('version');
+    expect(read).toContain('which niffler keeps private');
+    expect(readFileSync(path.join(state, 'approvals.json'), 'utf8')).toBe(
+      '{"version":1,"workspaces":{}}\n',
+    );
+    expect(readFileSync(path.join(state, 'config.yaml'), 'utf8')).toContain("'*': allow");
+    expect(result.stderr).toMatch(/denied: write_file.*edit_file|denied: .*write_file/);
+  });
 });
