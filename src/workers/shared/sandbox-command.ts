@@ -83,8 +83,13 @@ const hideArgs = (paths: string[]): string[] =>
       : ['--ro-bind', '/dev/null', entry],
   );
 
-/** Files inside a writable directory that stay read-only: what git runs later, outside. */
-const PROTECTED = ['.git/hooks', '.git/config'];
+/**
+ * Paths inside a writable directory that stay read-only: what git runs later, outside (hooks,
+ * config, info), and the rules niffler runs under (the repository's `.niffler/` and `.mcp.json`).
+ * Only those that exist can be bound; a new `.niffler/` a command makes is an untrusted change
+ * the trust check catches.
+ */
+const PROTECTED = ['.git/hooks', '.git/config', '.git/info', '.niffler', '.mcp.json'];
 
 /**
  * bwrap's arguments for `policy`, up to and including `--`. The order matters: the read-only

@@ -29,26 +29,53 @@ export const runningPids = (): Set<number> => {
   }
 };
 
+/** True for a process that has exited and waits to be reaped (state `Z` in /proc/PID/stat). */
+const isZombie = (pid: number): boolean => {
+  const stat = readOrNull(`/proc/${pid}/stat`)?.toString('utf8');
+  return stat === undefined || stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z';
+};
+
 /**
- * Kills (SIGKILL) every process whose environment holds `tag` (`NAME=value`): what a command
- * left running outside its process group (`setsid`, a daemon that forked away), found by the
- * variable it inherited. Only processes not in `before` (the pids running when the command
- * started) are looked at, so a sweep reads a handful of files. Linux only (/proc); best effort —
- * a process that cleared its environment is not found. Returns how many were killed.
+ * The live processes whose environment holds `tag` (`NAME=value`), among those not in `before`
+ * (the pids running when the command started), so a sweep reads a handful of files.
+ */
+const taggedPids = (tag: string, before: ReadonlySet<number>): number[] => {
+  const wanted = Buffer.from(`${tag}\0`);
+  return [...runningPids()].filter((pid) => {
+    if (before.has(pid) || pid === process.pid) return false;
+    const environ = readOrNull(`/proc/${pid}/environ`);
+    return environ !== null && hasVariable(environ, wanted) && !isZombie(pid);
+  });
+};
+
+/**
+ * Kills (SIGKILL) every process whose environment holds `tag`: what a command left running
+ * outside its process group (`setsid`, a daemon that forked away), found by the variable it
+ * inherited. Linux only (/proc); best effort — a process that cleared its environment is not
+ * found. Returns how many were killed.
  */
 export const killTagged = (tag: string, before: ReadonlySet<number> = new Set()): number => {
-  const wanted = Buffer.from(`${tag}\0`);
   let killed = 0;
-  for (const pid of runningPids()) {
-    if (before.has(pid) || pid === process.pid) continue;
-    const environ = readOrNull(`/proc/${pid}/environ`);
-    if (!environ || !hasVariable(environ, wanted)) continue;
+  for (const pid of taggedPids(tag, before)) {
     try {
-      process.kill(Number(pid), 'SIGKILL');
+      process.kill(pid, 'SIGKILL');
       killed++;
     } catch {
       // Exited between the read and the kill.
     }
   }
   return killed;
+};
+
+/** Kills what is tagged until none is left alive (a kill lands asynchronously), at most `maxMs`. */
+export const endTagged = async (
+  tag: string,
+  before: ReadonlySet<number>,
+  maxMs = 3000,
+): Promise<boolean> => {
+  for (let waited = 0; waited < maxMs; waited += 10) {
+    if (killTagged(tag, before) === 0 && taggedPids(tag, before).length === 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return taggedPids(tag, before).length === 0;
 };

@@ -6,7 +6,7 @@ import type { ToolArgs, ToolContext, ToolPortMessage } from '../protocol/tools.t
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { safeEnvironment } from '../shared/environment.ts';
 import { killGroup, waitGroupGone } from '../shared/process-group.ts';
-import { killTagged, runningPids } from '../shared/tagged-processes.ts';
+import { endTagged, killTagged, runningPids } from '../shared/tagged-processes.ts';
 import { inSandbox, probeBwrap, withLimits, type Launch } from '../shared/sandbox-command.ts';
 import { OutputSink } from './output-sink.ts';
 import type { ToolIo } from './registry.ts';
@@ -170,8 +170,9 @@ const runGroup = async (
   io.signal.removeEventListener('abort', cancel);
   if (pid !== undefined) {
     await waitGroupGone(pid);
-    // Once more: one may have been started while the group was ending.
-    if (tag) killTagged(tag, before);
+    // Once more, until they are gone: one may have been started while the group was ending,
+    // and a kill lands a moment after it is sent.
+    if (tag) await endTagged(tag, before ?? new Set());
     tell(io, { type: 'exited', pid });
   }
   return { result, ended, pid };

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { once } from 'node:events';
 import path from 'node:path';
@@ -87,6 +87,24 @@ describe.skipIf(!probe.ok)(inBwrap, () => {
     expect(textOf(result)).toMatch(/\.git\/config: Read-only file system/);
     expect(existsSync(path.join(repo.root, '.git', 'hooks', 'pre-commit'))).toBe(false);
     expect(readFileSync(path.join(repo.root, '.git', 'config'), 'utf8')).not.toContain('evil');
+  });
+
+  it("cannot change the rules niffler runs under: the repository's .niffler/ and .mcp.json", async () => {
+    const repo = sandboxedRepo();
+    mkdirSync(path.join(repo.root, '.niffler'), { recursive: true });
+    writeFileSync(path.join(repo.root, '.niffler', 'config.yaml'), 'agent: { maxSteps: 3 }\n');
+    writeFileSync(path.join(repo.root, '.mcp.json'), '{"mcpServers":{}}\n');
+    const result = await bash(
+      repo,
+      "echo 'tools: { policy: { bash: allow } }' > .niffler/config.yaml; echo x > .niffler/new.yaml; echo '{}' > .mcp.json",
+    );
+    expect(textOf(result)).toMatch(/config\.yaml: Read-only file system/);
+    expect(textOf(result)).toMatch(/\.mcp\.json: Read-only file system/);
+    expect(readFileSync(path.join(repo.root, '.niffler', 'config.yaml'), 'utf8')).toBe(
+      'agent: { maxSteps: 3 }\n',
+    );
+    expect(existsSync(path.join(repo.root, '.niffler', 'new.yaml'))).toBe(false);
+    expect(readFileSync(path.join(repo.root, '.mcp.json'), 'utf8')).toBe('{"mcpServers":{}}\n');
   });
 
   it('cannot read a marker in a hidden directory', async () => {
