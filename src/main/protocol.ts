@@ -151,6 +151,11 @@ export interface EngineNotifications {
   'session/event': { sessionId: string; event: SessionEvent };
   /** Progress of a long request, keyed by the request's progress token. */
   progress: { token: string; progress: number; total?: number; message?: string };
+  /**
+   * Sent to a front-end every `HEARTBEAT_MS` while one of its requests is in flight: the daemon is
+   * alive, however long the answer takes (see daemon/deadline.ts).
+   */
+  'daemon/heartbeat': Record<string, never>;
 }
 
 export type EngineNotification = keyof EngineNotifications;

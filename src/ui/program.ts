@@ -238,9 +238,17 @@ Examples:
   daemon
     .command('stop')
     .description('stop the daemon and every server it started')
+    .option('--force', 'kill it (and its servers) if it does not respond or does not stop in 5 s')
+    .option('--json', 'print JSON')
+    .action(async (opts: { force?: boolean }, command: Command) =>
+      (await import('./commands/daemon.ts')).daemonStop({ ...globals(command), ...opts }),
+    );
+  daemon
+    .command('restart')
+    .description('stop the daemon (killing it if it does not respond) and start a new one')
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) =>
-      (await import('./commands/daemon.ts')).daemonStop(globals(command)),
+      (await import('./commands/daemon.ts')).daemonRestart(globals(command)),
     );
   daemon
     .command('run')

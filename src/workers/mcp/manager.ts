@@ -58,6 +58,7 @@ export class McpManager {
       root: data.root,
       logsDir: data.logsDir,
       outputsDir: data.outputsDir,
+      serversDir: data.serversDir,
       authDir: data.authDir,
       maxOutputChars: data.maxOutputChars ?? 30_000,
       maxLogBytes: data.maxLogBytes ?? 1024 * 1024,

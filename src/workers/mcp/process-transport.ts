@@ -1,8 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { killGroup, waitGroupGone } from '../shared/process-group.ts';
+import {
+  forgetGroup,
+  killGroup,
+  processStartTime,
+  recordGroup,
+  selfAsOwner,
+  waitGroupGone,
+} from '../shared/process-group.ts';
+import { parentDeathWrapper } from './parent-death.ts';
 
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
@@ -29,6 +38,13 @@ export interface ProcessTransportOptions {
   env: Record<string, string>;
   /** Terminate → kill grace when closing. */
   killGraceMs: number;
+  /**
+   * Where the process group is recorded while it runs (`$NIFFLER_HOME/run/<key>.servers`), so a
+   * daemon that follows a killed one can end it; `label` names it there. Not recorded when absent.
+   */
+  record?: { dir: string; label: string };
+  /** Called when the group could not be recorded (a full or read-only disk). */
+  onRecordError?: (error: Error) => void;
   onStderr: (text: string) => void;
   /** A stdout line that is not JSON-RPC: logged, never fatal. */
   onNoise: (line: string, error: unknown) => void;
@@ -40,11 +56,16 @@ export interface ProcessExit {
   signal: NodeJS.Signals | null;
 }
 
+/** How long a closing server has to exit on the end of its input before SIGTERM. */
+const EOF_GRACE_MS = 250;
+
 /**
  * The SDK's stdio framing (`serializeMessage`, `deserializeMessage`) over a child that leads its own
- * process group, so closing ends the server and everything it spawned: stdin closed, SIGTERM to
- * the group, SIGKILL after the grace period. (The SDK's `StdioClientTransport` spawns in our
- * group and passes LOGNAME; we need neither.)
+ * process group, so closing ends the server and everything it spawned: stdin closed, then SIGTERM
+ * to the group, then SIGKILL after the grace period. The group is recorded under the run directory
+ * while it runs, and on Linux the server gets SIGKILL when the thread that started it ends
+ * (`setpriv --pdeathsig`): a killed daemon leaves nothing running that its successor cannot find.
+ * (The SDK's `StdioClientTransport` spawns in our group and passes LOGNAME; we need neither.)
  */
 export class ProcessTransport implements Transport {
   onclose?: () => void;
@@ -65,7 +86,12 @@ export class ProcessTransport implements Transport {
 
   start(): Promise<void> {
     if (this.child) throw new Error('ProcessTransport already started');
-    const { command, args, cwd, env } = this.options;
+    const { cwd, env } = this.options;
+    const [command, ...args] = parentDeathWrapper(
+      [this.options.command, ...this.options.args],
+      env['PATH'],
+      cwd,
+    ) as [string, ...string[]];
     return new Promise((resolve, reject) => {
       const child = spawn(command, args, {
         cwd,
@@ -81,7 +107,10 @@ export class ProcessTransport implements Transport {
         reject(error);
         this.onerror?.(error);
       });
-      child.once('spawn', () => resolve());
+      child.once('spawn', () => {
+        this.record(child.pid);
+        resolve();
+      });
       child.once('exit', (code, signal) => (this.exit = { code, signal }));
       child.once('close', (code, signal) => {
         this.exit ??= { code, signal };
@@ -92,6 +121,18 @@ export class ProcessTransport implements Transport {
       child.stderr?.setEncoding('utf8');
       child.stderr?.on('data', (text: string) => this.options.onStderr(text));
     });
+  }
+
+  private record(pid: number | undefined): void {
+    const where = this.options.record;
+    if (!where || pid === undefined) return;
+    const failure = recordGroup(where.dir, {
+      pid,
+      start: processStartTime(pid),
+      label: where.label,
+      owner: selfAsOwner(),
+    });
+    if (failure) this.options.onRecordError?.(failure);
   }
 
   // Lines are split here (not in the SDK's ReadBuffer) so a non-protocol line can be logged whole;
@@ -139,8 +180,9 @@ export class ProcessTransport implements Transport {
   }
 
   /**
-   * Ends the process group: stdin closed and SIGTERM, SIGKILL after the grace period, and then
-   * waits until no process of the group runs (the leader may be gone while its children live on).
+   * Ends the process group: stdin closed; SIGTERM to the group if the server has not exited a
+   * moment later; SIGKILL after the grace period; then waits until no process of the group runs
+   * (the leader may be gone while its children live on), and forgets the group's record.
    */
   async close(): Promise<void> {
     const child = this.child;
@@ -149,6 +191,14 @@ export class ProcessTransport implements Transport {
     const pid = child.pid;
     child.stdin?.end();
     if (pid !== undefined && !this.exit) {
+      const waited = new AbortController();
+      const grace = delay(Math.min(EOF_GRACE_MS, this.options.killGraceMs), undefined, {
+        signal: waited.signal,
+      });
+      await Promise.race([closed, grace.catch(() => {})]);
+      waited.abort();
+    }
+    if (pid !== undefined && !this.exit) {
       killGroup(pid, 'SIGTERM');
       const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), this.options.killGraceMs);
       await closed;
@@ -156,6 +206,7 @@ export class ProcessTransport implements Transport {
     }
     if (pid !== undefined && killGroup(pid, 'SIGKILL'))
       await waitGroupGone(pid, this.options.killGraceMs);
+    if (pid !== undefined && this.options.record) forgetGroup(this.options.record.dir, pid);
     this.pending = [];
   }
 }

@@ -11,6 +11,8 @@ import { ProcessTransport, safeEnvironment } from './process-transport.ts';
 export interface TransportHooks {
   root: string;
   killGraceMs: number;
+  /** Where stdio servers' process groups are recorded while they run (see ProcessTransport). */
+  serversDir?: string | undefined;
   onStderr: (text: string) => void;
   onNoise: (line: string, error: unknown) => void;
   /** The fetch of an OAuth-protected server (`authorizedFetch`); plain `fetch` when absent. */
@@ -52,6 +54,9 @@ const transportFor = (
         cwd: path.resolve(hooks.root, spec.workingDir ?? '.'),
         env: safeEnvironment(spec.env),
         killGraceMs: hooks.killGraceMs,
+        ...(hooks.serversDir ? { record: { dir: hooks.serversDir, label: spec.name } } : {}),
+        onRecordError: (error) =>
+          hooks.onStderr(`[niffler] could not record the server's process: ${error.message}\n`),
         onStderr: hooks.onStderr,
         onNoise: hooks.onNoise,
       });

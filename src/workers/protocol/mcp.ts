@@ -77,6 +77,11 @@ export interface McpWorkerData {
   logsDir: string;
   /** Where results over `maxOutputChars` are saved (`$NIFFLER_HOME/outputs/<workspace-key>`). */
   outputsDir: string;
+  /**
+   * `$NIFFLER_HOME/run/<key>.servers`: a record of each server process group while it runs, so
+   * the next daemon can end what a killed one left. Nothing is recorded when absent.
+   */
+  serversDir?: string;
   /** `$NIFFLER_HOME/auth`: OAuth tokens and registrations (0600), one file per server URL. */
   authDir?: string;
   logLevel: McpLogLevel;
