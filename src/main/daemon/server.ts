@@ -86,13 +86,14 @@ const serve = async (
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const sockets = new Set<net.Socket>();
-  let listener: DaemonSocket | undefined;
+  // Set once listening; the stop may come first (a stop request during start-up).
+  const listener: { socket?: DaemonSocket } = {};
 
   const stop = (reason: string): Promise<void> => {
     stopping ??= (async () => {
       log.info('daemon stopping', { reason });
       clearTimeout(idleTimer);
-      listener?.close();
+      listener.socket?.close();
       for (const socket of sockets) socket.end();
       await engine
         .close()
@@ -122,7 +123,7 @@ const serve = async (
     onConfig: (loaded) => onConfig(loaded.config),
   });
 
-  listener = await DaemonSocket.listen(paths.socket, acceptor(engine, log, sockets), {
+  listener.socket = await DaemonSocket.listen(paths.socket, acceptor(engine, log, sockets), {
     recreated: () => log.warn('the socket was deleted; made it again', { socket: paths.socket }),
     lost: (why) => {
       log.error(`exiting: ${why}`);
