@@ -14,9 +14,14 @@ export interface EngineCalls {
   'daemon/stop': { params: Record<string, never>; result: { stopping: true } };
   /** With `wait`, answers once no server is `starting` (bounded by the start-up timeouts). */
   'mcp/status': { params: { wait?: boolean }; result: McpStatusResult };
-  'mcp/start': { params: { name: string }; result: McpServerStatus };
+  /**
+   * Starts a server by hand and answers once it is ready, or fails with its error (and the tail of
+   * its stderr) when the attempt fails; with `noWait`, answers as soon as it is starting.
+   */
+  'mcp/start': { params: { name: string; noWait?: boolean }; result: McpServerStatus };
   'mcp/stop': { params: { name: string }; result: McpServerStatus };
-  'mcp/restart': { params: { name: string }; result: McpServerStatus };
+  /** Stops and starts a server; answers as `mcp/start` does. */
+  'mcp/restart': { params: { name: string; noWait?: boolean }; result: McpServerStatus };
   /**
    * Starts a remote server by hand and waits until it is ready or has failed; an OAuth
    * authorization on the way waits for the user, its URL in `mcp/status-changed` (`authUrl`).

@@ -152,6 +152,11 @@ export const ConfigSchema = z.strictObject({
       /** Default seconds per tool call. */
       timeout: z.number().positive().default(60),
       startupTimeout: z.number().positive().default(30),
+      /**
+       * Seconds a prompt waits for servers still starting; then it goes on with the tools that are
+       * ready, says which servers are left out, and their tools join a later request.
+       */
+      startupWait: z.number().nonnegative().default(5),
       maxConcurrency: z.number().int().positive().default(4),
       logLevel: z
         .enum(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'])

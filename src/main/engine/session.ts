@@ -168,8 +168,16 @@ export class Session {
     });
   }
 
-  /** Runs one turn; never throws for model or tool failures (they end up in the summary). */
-  async prompt(params: PromptParams, io: TurnIO, signal: AbortSignal): Promise<TurnSummary> {
+  /**
+   * Runs one turn; never throws for model or tool failures (they end up in the summary).
+   * `notices` are said (as warnings) once the turn has started: what it goes without.
+   */
+  async prompt(
+    params: PromptParams,
+    io: TurnIO,
+    signal: AbortSignal,
+    notices: string[] = [],
+  ): Promise<TurnSummary> {
     if (this.#running)
       throw new NifflerError(
         'usage',
@@ -233,6 +241,7 @@ export class Session {
         model: modelName,
       });
       io.emit({ type: 'turn-start', turn, model: modelName });
+      for (const text of notices) io.emit({ type: 'notice', level: 'warn', text });
       this.#record({ role: 'user', content: params.text });
       let table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
       const system = buildSystemPrompt(this.deps.root, { hasTools: table.size > 0 });
