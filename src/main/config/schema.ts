@@ -122,6 +122,10 @@ export const ToolsSchema = z.strictObject({
         .int()
         .positive()
         .default(10 * 1024 * 1024),
+      /** Days a saved (cut) output is kept under $NIFFLER_HOME/outputs before the daemon removes it. */
+      maxAgeDays: z.number().positive().default(7),
+      /** Megabytes of saved outputs kept per workspace; the oldest go first. */
+      maxTotalMB: z.number().positive().default(500),
     })
     .prefault({}),
   /** Built-in tools switched off entirely. */

@@ -6,6 +6,7 @@ import {
   SocketMessageWriter,
 } from 'vscode-jsonrpc/node';
 import { reapGroups } from '../../workers/shared/process-group.ts';
+import { pruneOutputs } from '../../workers/shared/prune.ts';
 import { secretsKeeper } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
 import { Engine } from '../engine/engine.ts';
@@ -63,6 +64,29 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
   }
 };
 
+/** How often the saved outputs are pruned (and once at start). */
+const PRUNE_EVERY_MS = 60 * 60_000;
+
+/** Prunes the workspace's saved outputs now and every hour (`tools.output.maxAgeDays/maxTotalMB`). */
+const pruneOutputsNowAndThen = (engine: Engine, paths: NifflerPaths, log: Logger): (() => void) => {
+  const prune = () => {
+    const { maxAgeDays, maxTotalMB } = engine.config.tools.output;
+    pruneOutputs(paths.outputsDir, {
+      maxAgeMs: maxAgeDays * 24 * 3_600_000,
+      maxBytes: maxTotalMB * 1024 * 1024,
+    }).then(
+      ({ removed, bytes }) => {
+        if (removed > 0) log.info('pruned saved outputs', { removed, bytes });
+      },
+      (error: unknown) => log.warn('pruning saved outputs failed', { error: String(error) }),
+    );
+  };
+  prune();
+  const timer = setInterval(prune, PRUNE_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+};
+
 /** What a killed predecessor left running: its servers' process groups, ended before ours start. */
 const reapPredecessor = async (paths: NifflerPaths, log: Logger): Promise<void> => {
   const reaped = await reapGroups(paths.serversDir);
@@ -86,6 +110,7 @@ const serve = async (
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const sockets = new Set<net.Socket>();
+  let stopPruning = () => {};
   // Set once listening; the stop may come first (a stop request during start-up).
   const listener: { socket?: DaemonSocket } = {};
 
@@ -93,6 +118,7 @@ const serve = async (
     stopping ??= (async () => {
       log.info('daemon stopping', { reason });
       clearTimeout(idleTimer);
+      stopPruning();
       listener.socket?.close();
       for (const socket of sockets) socket.end();
       await engine
@@ -122,6 +148,7 @@ const serve = async (
     onActivity: () => armIdleTimer(),
     onConfig: (loaded) => onConfig(loaded.config),
   });
+  stopPruning = pruneOutputsNowAndThen(engine, paths, log);
 
   listener.socket = await DaemonSocket.listen(paths.socket, acceptor(engine, log, sockets), {
     recreated: () => log.warn('the socket was deleted; made it again', { socket: paths.socket }),
