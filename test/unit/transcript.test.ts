@@ -79,7 +79,10 @@ describe('transcripts', () => {
     await transcript.close();
     const loaded = readTranscript(dir, 's3');
     expect(loaded.warnings).toEqual([]);
-    expect(loaded.messages.map((m) => ('content' in m ? m.content : null))).toEqual(['kept', 'after the crash']);
+    expect(loaded.messages.map((m) => ('content' in m ? m.content : null))).toEqual([
+      'kept',
+      'after the crash',
+    ]);
   });
 
   it('cannot open its file: the session goes on, and each flush names the file and the errno', async () => {

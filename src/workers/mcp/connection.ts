@@ -356,6 +356,7 @@ export class ServerConnection {
       root: this.ctx.root,
       killGraceMs: this.ctx.health.killGraceMs,
       serversDir: this.ctx.serversDir,
+      spill: { dir: this.ctx.outputsDir, keepChars: () => this.ctx.maxOutputChars },
       onStderr: (text) => {
         this.log.write('stderr', text);
         this.stderrTail = [...this.stderrTail, ...text.split('\n').filter((l) => l.trim())].slice(

@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { makeDirSync } from '../shared/fs-errors.ts';
+import { outputName } from '../shared/output.ts';
 import {
   forgetGroup,
   killGroup,
@@ -12,8 +14,11 @@ import {
   waitGroupGone,
 } from '../shared/process-group.ts';
 import { parentDeathWrapper } from './parent-death.ts';
+import { SpillingParser } from './spill-parser.ts';
 
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** A line longer than this is read by a SpillingParser as it arrives, not held whole. */
+const SPILL_AT_BYTES = 1024 * 1024;
 
 /** Variables a server inherits from the daemon; everything else must be configured in `env`. */
 export const SAFE_ENV_KEYS = ['PATH', 'HOME', 'USER', 'LANG', 'TERM', 'SHELL', 'TMPDIR'] as const;
@@ -45,6 +50,12 @@ export interface ProcessTransportOptions {
   record?: { dir: string; label: string };
   /** Called when the group could not be recorded (a full or read-only disk). */
   onRecordError?: (error: Error) => void;
+  /**
+   * Where the text of a tool result longer than `keepChars()` goes as it arrives (files named
+   * after `label` in `dir`): the message then carries its start (see spill.ts). Held whole when
+   * absent.
+   */
+  spill?: { dir: string; label: string; keepChars: () => number };
   onStderr: (text: string) => void;
   /** A stdout line that is not JSON-RPC: logged, never fatal. */
   onNoise: (line: string, error: unknown) => void;
@@ -75,6 +86,8 @@ export class ProcessTransport implements Transport {
   private child: ChildProcess | undefined;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** The long line being read now, if any: its parser, or why it is being skipped. */
+  private large: { parser: SpillingParser; bytes: number; error?: unknown } | undefined;
   private exited: Promise<void> | undefined;
   exit: ProcessExit | undefined;
 
@@ -136,26 +149,70 @@ export class ProcessTransport implements Transport {
   }
 
   // Lines are split here (not in the SDK's ReadBuffer) so a non-protocol line can be logged whole;
-  // partial lines are kept as a list of chunks so a large message is copied once.
+  // partial lines are kept as a list of chunks so a large message is copied once, and a long one
+  // goes through a SpillingParser as it arrives.
   private read(chunk: Buffer): void {
     let start = 0;
     for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, at);
+      start = at + 1;
+      if (this.large) {
+        this.endLarge(piece);
+        continue;
+      }
       const line = this.pending.length > 0 ? Buffer.concat([...this.pending, piece]) : piece;
       this.pending = [];
       this.pendingBytes = 0;
-      start = at + 1;
       this.handleLine(line.toString('utf8').replace(/\r$/, ''));
     }
     if (start >= chunk.length) return;
-    this.pending.push(chunk.subarray(start));
-    this.pendingBytes += chunk.length - start;
-    if (this.pendingBytes > MAX_LINE_BYTES) {
+    const rest = chunk.subarray(start);
+    if (this.large) return this.pushLarge(rest);
+    this.pending.push(rest);
+    this.pendingBytes += rest.length;
+    const spill = this.options.spill;
+    if (spill && this.pendingBytes > SPILL_AT_BYTES) {
+      const parser = new SpillingParser(spill.keepChars(), () => {
+        makeDirSync(spill.dir);
+        return outputName(spill.dir, spill.label);
+      });
+      this.large = { parser, bytes: 0 };
+      const held = this.pending;
+      this.pending = [];
+      this.pendingBytes = 0;
+      for (const part of held) this.pushLarge(part);
+    } else if (this.pendingBytes > MAX_LINE_BYTES) {
       this.pending = [];
       this.pendingBytes = 0;
       this.onerror?.(new Error(`a stdout line passed ${MAX_LINE_BYTES} bytes without a newline`));
       void this.close();
     }
+  }
+
+  private pushLarge(part: Buffer): void {
+    const large = this.large!;
+    large.bytes += part.length;
+    if (large.error !== undefined) return;
+    try {
+      large.parser.push(part);
+    } catch (error) {
+      large.error = error;
+    }
+  }
+
+  private endLarge(last: Buffer): void {
+    this.pushLarge(last);
+    const large = this.large!;
+    this.large = undefined;
+    let message: JSONRPCMessage;
+    try {
+      if (large.error !== undefined) throw large.error;
+      message = JSONRPCMessageSchema.parse(large.parser.end());
+    } catch (error) {
+      this.options.onNoise(`(a line of ${large.bytes} bytes)`, error);
+      return;
+    }
+    this.onmessage?.(message);
   }
 
   private handleLine(line: string): void {

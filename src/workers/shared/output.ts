@@ -15,14 +15,19 @@ export interface CapOptions {
 }
 
 /**
- * A fresh file under `outputsDir` (created 0700) for the whole output of one call:
+ * A fresh name under `outputsDir` for the whole output of one call:
  * `<label>-<ISO time>-<6 hex>.txt`, the label reduced to `[A-Za-z0-9_-]` and 80 characters.
  */
-export const outputFile = async (outputsDir: string, label: string): Promise<string> => {
-  await mkdir(outputsDir, { recursive: true, mode: 0o700 });
+export const outputName = (outputsDir: string, label: string): string => {
   const safe = label.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 80);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   return path.join(outputsDir, `${safe}-${stamp}-${randomBytes(3).toString('hex')}.txt`);
+};
+
+/** `outputName`, with `outputsDir` made (0700) first. */
+export const outputFile = async (outputsDir: string, label: string): Promise<string> => {
+  await mkdir(outputsDir, { recursive: true, mode: 0o700 });
+  return outputName(outputsDir, label);
 };
 
 /**

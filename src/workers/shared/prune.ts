@@ -37,7 +37,13 @@ export const pruneOutputs = async (
   for (const f of files) {
     if (now - f.mtime < IN_USE_MS) break;
     if (now - f.mtime <= limits.maxAgeMs && total <= limits.maxBytes) continue;
-    if (!(await rm(f.file, { force: true }).then(() => true, () => false))) continue;
+    if (
+      !(await rm(f.file, { force: true }).then(
+        () => true,
+        () => false,
+      ))
+    )
+      continue;
     total -= f.size;
     removed++;
     bytes += f.size;

@@ -38,6 +38,9 @@ describe('a transcript on a full disk (a small tmpfs; root only)', () => {
     await transcript.flushed();
     const loaded = readTranscript(dir, 's');
     expect(loaded.warnings).toEqual([]);
-    expect(loaded.messages.map((m) => ('content' in m ? m.content : null))).toEqual(['before', 'after']);
+    expect(loaded.messages.map((m) => ('content' in m ? m.content : null))).toEqual([
+      'before',
+      'after',
+    ]);
   });
 });
