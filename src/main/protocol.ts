@@ -184,6 +184,8 @@ export interface DaemonStatus {
   configError: string | null;
   idleMinutes: number;
   logFile: string;
+  /** Why the daemon's log cannot be written now (file and errno in plain words). */
+  logError?: string;
 }
 
 /** A configured server that the worker does not run (yet): how `mcp status` shows config errors. */

@@ -375,6 +375,7 @@ export class Engine implements EngineHandlers {
       configError: this.#configError,
       idleMinutes: this.config.daemon.idleMinutes,
       logFile: this.paths.daemonLog,
+      ...(this.options.log.problem() ? { logError: this.options.log.problem() } : {}),
     };
   }
 

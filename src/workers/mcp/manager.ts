@@ -80,7 +80,10 @@ export class McpManager {
   }
 
   status(): McpServerStatus[] {
-    return [...this.connections.values()].map((c) => c.status());
+    return [...this.connections.values()].map((c) => {
+      const status = c.status();
+      return c.log.problem ? { ...status, logError: c.log.problem } : status;
+    });
   }
 
   listTools(): McpToolInfo[] {

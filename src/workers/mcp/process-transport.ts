@@ -204,15 +204,15 @@ export class ProcessTransport implements Transport {
     this.pushLarge(last);
     const large = this.large!;
     this.large = undefined;
-    let message: JSONRPCMessage;
+    let message: JSONRPCMessage | undefined;
+    let failure = large.error;
     try {
-      if (large.error !== undefined) throw large.error;
-      message = JSONRPCMessageSchema.parse(large.parser.end());
+      if (failure === undefined) message = JSONRPCMessageSchema.parse(large.parser.end());
     } catch (error) {
-      this.options.onNoise(`(a line of ${large.bytes} bytes)`, error);
-      return;
+      failure = error;
     }
-    this.onmessage?.(message);
+    if (message) this.onmessage?.(message);
+    else this.options.onNoise(`(a line of ${large.bytes} bytes)`, failure);
   }
 
   private handleLine(line: string): void {

@@ -168,6 +168,8 @@ export interface McpServerStatus extends McpCallMetrics {
   /** Per tool, by the server's own tool name. */
   toolMetrics: Record<string, McpCallMetrics>;
   logFile: string;
+  /** Why the server's log cannot be written now (file and errno in plain words). */
+  logError?: string;
   /** While an authorization waits for the user: the URL to open in a browser. */
   authUrl?: string;
 }
