@@ -122,33 +122,53 @@ const readRecord = async (file: string): Promise<GroupRecord | null> => {
   }
 };
 
+/** The groups with a running (not zombie) member, from one look at `/proc`; null without it. */
+const runningGroups = async (): Promise<Set<number> | null> => {
+  const pids = await readdir('/proc').catch(() => null);
+  if (!pids) return null;
+  const groups = new Set<number>();
+  await Promise.all(
+    pids
+      .filter((pid) => /^\d+$/.test(pid))
+      .map(async (pid) => {
+        const fields = await statFields(pid);
+        if (fields && fields[0] !== 'Z') groups.add(Number(fields[2]));
+      }),
+  );
+  return groups;
+};
+
+/** The records in `dir` whose owner has gone; unreadable records are removed. */
+const orphanedRecords = async (dir: string): Promise<{ file: string; record: GroupRecord }[]> => {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const found: { file: string; record: GroupRecord }[] = [];
+  for (const name of names.filter((n) => n.endsWith('.json'))) {
+    const file = path.join(dir, name);
+    const record = await readRecord(file);
+    if (!record) rmSync(file, { force: true });
+    else if (!isSameProcess(record.owner.pid, record.owner.start)) found.push({ file, record });
+  }
+  return found;
+};
+
 /**
  * Ends the groups recorded in `dir` whose owner has gone (a daemon killed with -9 leaves its
  * servers running when they ignore the end of their input): SIGKILL to the group, then waits until
  * none of it runs. A group is hit only if its leader is the process recorded (same start time), or
  * the leader has exited and its group lives on (a pid is not reused while its group exists).
- * Returns what was ended; records of gone groups are removed.
+ * Returns what was ended; the records of those groups, and of groups already gone, are removed.
  */
 export const reapGroups = async (dir: string): Promise<GroupRecord[]> => {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  const reaped: GroupRecord[] = [];
-  for (const name of names.filter((n) => n.endsWith('.json'))) {
-    const file = path.join(dir, name);
-    const record = await readRecord(file);
-    if (!record) {
-      rmSync(file, { force: true });
-      continue;
-    }
-    if (isSameProcess(record.owner.pid, record.owner.start)) continue;
+  const orphans = await orphanedRecords(dir);
+  if (orphans.length === 0) return [];
+  const running = await runningGroups();
+  const reaped = orphans.filter(({ record }) => {
     const leaderStart = processStartTime(record.pid);
-    const leaderIsOurs =
-      leaderStart === null || record.start === null || leaderStart === record.start;
-    if (leaderIsOurs && (await isGroupRunning(record.pid))) {
-      killGroup(record.pid, 'SIGKILL');
-      await waitGroupGone(record.pid);
-      reaped.push(record);
-    }
-    rmSync(file, { force: true });
-  }
-  return reaped;
+    const isOurs = leaderStart === null || record.start === null || leaderStart === record.start;
+    const isRunning = running ? running.has(record.pid) : killGroup(record.pid, 0);
+    return isOurs && isRunning && killGroup(record.pid, 'SIGKILL');
+  });
+  await Promise.all(reaped.map(({ record }) => waitGroupGone(record.pid)));
+  for (const { file } of orphans) rmSync(file, { force: true });
+  return reaped.map(({ record }) => record);
 };
