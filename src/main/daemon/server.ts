@@ -110,16 +110,13 @@ const serve = async (
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const sockets = new Set<net.Socket>();
-  let stopPruning = () => {};
-  // Set once listening; the stop may come first (a stop request during start-up).
-  const listener: { socket?: DaemonSocket } = {};
+  // Undone first thing on stop: the idle timer, the pruning, the socket (as far as they exist).
+  const cleanups: (() => void)[] = [() => clearTimeout(idleTimer)];
 
   const stop = (reason: string): Promise<void> => {
     stopping ??= (async () => {
       log.info('daemon stopping', { reason });
-      clearTimeout(idleTimer);
-      stopPruning();
-      listener.socket?.close();
+      for (const undo of cleanups.splice(0)) undo();
       for (const socket of sockets) socket.end();
       await engine
         .close()
@@ -148,15 +145,16 @@ const serve = async (
     onActivity: () => armIdleTimer(),
     onConfig: (loaded) => onConfig(loaded.config),
   });
-  stopPruning = pruneOutputsNowAndThen(engine, paths, log);
-
-  listener.socket = await DaemonSocket.listen(paths.socket, acceptor(engine, log, sockets), {
+  cleanups.push(pruneOutputsNowAndThen(engine, paths, log));
+  const socket = await DaemonSocket.listen(paths.socket, acceptor(engine, log, sockets), {
     recreated: () => log.warn('the socket was deleted; made it again', { socket: paths.socket }),
     lost: (why) => {
       log.error(`exiting: ${why}`);
       void stop(why);
     },
   });
+  if (stopping) socket.close();
+  else cleanups.push(() => socket.close());
   log.info('daemon listening', { socket: paths.socket });
   armIdleTimer();
   options.onListening?.();
