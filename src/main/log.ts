@@ -1,5 +1,6 @@
-import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { appendFileSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { fsFailure, makeDirSync } from '../workers/shared/fs-errors.ts';
 import { redact } from './config/redact.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -11,6 +12,8 @@ export interface Logger {
   warn(msg: string, data?: Record<string, unknown>): void;
   error(msg: string, data?: Record<string, unknown>): void;
   child(fields: Record<string, unknown>): Logger;
+  /** Why the last line could not be written (file, errno in plain words); undefined when it was. */
+  problem(): string | undefined;
 }
 
 export interface LogOptions {
@@ -29,7 +32,7 @@ export interface LogOptions {
 export const createLogger = (
   options: LogOptions = {},
   fields: Record<string, unknown> = {},
-): Logger => fileLogger(options, fields, { ready: false, size: undefined });
+): Logger => fileLogger(options, fields, { ready: false, size: undefined, problem: undefined });
 
 /**
  * What a logger and its children share about their file: whether its directory exists, and its
@@ -39,6 +42,8 @@ export const createLogger = (
 interface FileState {
   ready: boolean;
   size: number | undefined;
+  /** The last write's failure, until a write succeeds. */
+  problem: string | undefined;
 }
 
 const fileLogger = (
@@ -61,7 +66,7 @@ const fileLogger = (
     });
     try {
       if (!state.ready) {
-        mkdirSync(path.dirname(options.file), { recursive: true, mode: 0o700 });
+        makeDirSync(path.dirname(options.file));
         state.ready = true;
       }
       state.size ??= fileSize(options.file);
@@ -71,8 +76,10 @@ const fileLogger = (
       }
       appendFileSync(options.file, line + '\n', { mode: 0o600 });
       state.size += Buffer.byteLength(line) + 1;
-    } catch {
-      // Logging must never take the process down; a full disk shows up elsewhere.
+      state.problem = undefined;
+    } catch (error) {
+      // Logging must never take the process down; `niffler daemon status` says what is wrong.
+      state.problem = fsFailure('write the log', options.file, error);
     }
   };
   return {
@@ -81,6 +88,7 @@ const fileLogger = (
     warn: (msg, data) => write('warn', msg, data),
     error: (msg, data) => write('error', msg, data),
     child: (more) => fileLogger(options, { ...fields, ...more }, state),
+    problem: () => state.problem,
   };
 };
 

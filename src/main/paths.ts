@@ -174,6 +174,10 @@ export const nifflerPaths = (root: string, env: Env = process.env) => {
     // Unix socket paths are limited to ~104 bytes: keyed by a short hash, not the root's name.
     socket: path.join(home, 'run', `${shortHash(root)}.sock`),
     lock: path.join(home, 'run', `${shortHash(root)}.lock`),
+    /** The running daemon's pid and start time (what `daemon stop --force` ends). */
+    pidFile: path.join(home, 'run', `${shortHash(root)}.pid`),
+    /** One record per server process group the daemon started (what a successor reaps). */
+    serversDir: path.join(home, 'run', `${shortHash(root)}.servers`),
     logsDir: path.join(home, 'logs'),
     daemonLog: path.join(home, 'logs', `daemon-${key}.log`),
     mcpLogsDir: path.join(home, 'logs', 'mcp', key),

@@ -14,9 +14,14 @@ export interface EngineCalls {
   'daemon/stop': { params: Record<string, never>; result: { stopping: true } };
   /** With `wait`, answers once no server is `starting` (bounded by the start-up timeouts). */
   'mcp/status': { params: { wait?: boolean }; result: McpStatusResult };
-  'mcp/start': { params: { name: string }; result: McpServerStatus };
+  /**
+   * Starts a server by hand and answers once it is ready, or fails with its error (and the tail of
+   * its stderr) when the attempt fails; with `noWait`, answers as soon as it is starting.
+   */
+  'mcp/start': { params: { name: string; noWait?: boolean }; result: McpServerStatus };
   'mcp/stop': { params: { name: string }; result: McpServerStatus };
-  'mcp/restart': { params: { name: string }; result: McpServerStatus };
+  /** Stops and starts a server; answers as `mcp/start` does. */
+  'mcp/restart': { params: { name: string; noWait?: boolean }; result: McpServerStatus };
   /**
    * Starts a remote server by hand and waits until it is ready or has failed; an OAuth
    * authorization on the way waits for the user, its URL in `mcp/status-changed` (`authUrl`).
@@ -177,6 +182,11 @@ export interface EngineNotifications {
   'session/event': { sessionId: string; event: SessionEvent };
   /** Progress of a long request, keyed by the request's progress token. */
   progress: { token: string; progress: number; total?: number; message?: string };
+  /**
+   * Sent to a front-end every `HEARTBEAT_MS` while one of its requests is in flight: the daemon is
+   * alive, however long the answer takes (see daemon/deadline.ts).
+   */
+  'daemon/heartbeat': Record<string, never>;
 }
 
 export type EngineNotification = keyof EngineNotifications;
@@ -200,6 +210,8 @@ export interface DaemonStatus {
   configError: string | null;
   idleMinutes: number;
   logFile: string;
+  /** Why the daemon's log cannot be written now (file and errno in plain words). */
+  logError?: string;
 }
 
 /** A configured server that the worker does not run (yet): how `mcp status` shows config errors. */

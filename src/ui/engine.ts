@@ -44,22 +44,3 @@ export const withEngine = async <T>(
     await engine.close();
   }
 };
-
-/** Connects only if a daemon already runs (for `daemon status` / `daemon stop`). */
-export const withRunningDaemon = async <T>(
-  options: GlobalOptions,
-  fn: (client: EngineClient | null, root: string) => Promise<T>,
-): Promise<T> => {
-  const { root } = findWorkspace(options.cwd ?? process.cwd());
-  const { connectDaemon } = await import('../main/daemon/lifecycle.ts');
-  const client = await connectDaemon({
-    root,
-    start: false,
-    client: process.argv.slice(2).join(' '),
-  });
-  try {
-    return await fn(client, root);
-  } finally {
-    client?.close();
-  }
-};

@@ -173,24 +173,23 @@ Examples:
       (await import('./commands/mcp-auth.ts')).mcpLogout(name, globals(command)),
     );
   for (const [verb, description] of [
-    ['start', 'start a server (clears the backoff of a failed one)'],
+    ['start', 'start a server and wait until it is ready (exit 1 with its error if it fails)'],
     ['stop', 'stop a server (its process group ends)'],
-    ['restart', 'restart a server'],
-  ] as const)
-    mcp
-      .command(`${verb} <name>`)
-      .description(description)
-      .option('--json', 'print JSON')
-      .action(async (name: string, _opts, command: Command) => {
-        const commands = await import('./commands/mcp-live.ts');
-        const run =
-          verb === 'start'
-            ? commands.mcpStart
-            : verb === 'stop'
-              ? commands.mcpStop
-              : commands.mcpRestart;
-        await run(name, globals(command));
-      });
+    ['restart', 'restart a server and wait until it is ready (exit 1 with its error if it fails)'],
+  ] as const) {
+    const sub = mcp.command(`${verb} <name>`).description(description);
+    if (verb !== 'stop') sub.option('--no-wait', 'return once it is starting, without the outcome');
+    sub.option('--json', 'print JSON').action(async (name: string, _opts, command: Command) => {
+      const commands = await import('./commands/mcp-live.ts');
+      const run =
+        verb === 'start'
+          ? commands.mcpStart
+          : verb === 'stop'
+            ? commands.mcpStop
+            : commands.mcpRestart;
+      await run(name, globals(command));
+    });
+  }
   mcp
     .command('tools [name]')
     .description('tools with their model-facing names, descriptions and annotations')
@@ -257,9 +256,17 @@ Examples:
   daemon
     .command('stop')
     .description('stop the daemon and every server it started')
+    .option('--force', 'kill it (and its servers) if it does not respond or does not stop in 5 s')
+    .option('--json', 'print JSON')
+    .action(async (opts: { force?: boolean }, command: Command) =>
+      (await import('./commands/daemon.ts')).daemonStop({ ...globals(command), ...opts }),
+    );
+  daemon
+    .command('restart')
+    .description('stop the daemon (killing it if it does not respond) and start a new one')
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) =>
-      (await import('./commands/daemon.ts')).daemonStop(globals(command)),
+      (await import('./commands/daemon.ts')).daemonRestart(globals(command)),
     );
   daemon
     .command('run')

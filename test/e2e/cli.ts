@@ -21,11 +21,19 @@ export const copyBuild = (name: string): string => {
 /** Runs `niffler ARGS` as a user would (the built bundle, or `bin`, on this Node), never throwing. */
 export const niffler = async (
   args: string[],
-  options: { cwd: string; env: Record<string, string>; input?: string; bin?: string },
+  options: {
+    cwd: string;
+    env: Record<string, string>;
+    input?: string;
+    bin?: string;
+    /** Killed (SIGKILL) after this long: a command that hangs fails its test instead of stalling it. */
+    timeoutMs?: number;
+  },
 ): Promise<{ stdout: string; stderr: string; exitCode: number }> => {
   const result = await execa(process.execPath, [options.bin ?? CLI, ...args], {
     reject: false,
     cwd: options.cwd,
+    ...(options.timeoutMs ? { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const } : {}),
     env: options.env,
     extendEnv: false,
     ...(options.input !== undefined ? { input: options.input } : { stdin: 'ignore' as const }),

@@ -175,6 +175,10 @@ export const ToolsSchema = z.strictObject({
         .int()
         .positive()
         .default(10 * 1024 * 1024),
+      /** Days a saved (cut) output is kept under $NIFFLER_HOME/outputs before the daemon removes it. */
+      maxAgeDays: z.number().positive().default(7),
+      /** Megabytes of saved outputs kept per workspace; the oldest go first. */
+      maxTotalMB: z.number().positive().default(500),
     })
     .prefault({}),
   /** Built-in tools switched off entirely. */
@@ -207,6 +211,11 @@ export const ConfigSchema = z.strictObject({
       /** Default seconds per tool call. */
       timeout: z.number().positive().default(60),
       startupTimeout: z.number().positive().default(30),
+      /**
+       * Seconds a prompt waits for servers still starting; then it goes on with the tools that are
+       * ready, says which servers are left out, and their tools join a later request.
+       */
+      startupWait: z.number().nonnegative().default(5),
       maxConcurrency: z.number().int().positive().default(4),
       /** Run every stdio server in the sandbox unless its entry says `sandbox: false`. */
       sandboxDefault: z.boolean().default(false),

@@ -22,17 +22,56 @@ import type {
   ResultOf,
 } from '../protocol.ts';
 
+/**
+ * How a front-end tells a live daemon from a frozen one: while a request is in flight, the daemon
+ * sends something (an answer, an event, a heartbeat) at least every `timeoutMs`, or the request
+ * fails with `error()`.
+ */
+export interface Liveness {
+  timeoutMs: number;
+  /** Registers `seen`, to be called whenever anything arrives from the daemon. */
+  watch: (seen: () => void) => void;
+  error: () => NifflerError;
+}
+
 /** The front-end's handle on an engine, over the daemon socket or an in-process port. */
 export class EngineClient {
   #closed = false;
   readonly #handle: ReturnType<typeof requestHandlers>;
+  #pending = 0;
+  #lastSeen = 0;
+  #watchdog: NodeJS.Timeout | undefined;
+  /** Why the connection was given up (the daemon stopped answering). */
+  #failure: NifflerError | undefined;
+
   constructor(
     private readonly connection: MessageConnection,
     private readonly onDispose: () => void = () => {},
+    private readonly liveness?: Liveness,
   ) {
     connection.onClose(() => (this.#closed = true));
+    liveness?.watch(() => (this.#lastSeen = Date.now()));
     this.#handle = requestHandlers(connection);
     connection.listen();
+  }
+
+  #begin(): void {
+    if (this.#pending++ > 0 || !this.liveness) return;
+    const { timeoutMs } = this.liveness;
+    this.#lastSeen = Date.now();
+    this.#watchdog = setInterval(
+      () => {
+        if (Date.now() - this.#lastSeen < timeoutMs) return;
+        this.#failure ??= this.liveness!.error();
+        this.close();
+      },
+      Math.min(250, timeoutMs / 4),
+    );
+    this.#watchdog.unref();
+  }
+
+  #end(): void {
+    if (--this.#pending === 0) clearInterval(this.#watchdog);
   }
 
   /** Sends one request; engine errors come back as `NifflerError`s with their codes. */
@@ -41,6 +80,8 @@ export class EngineClient {
     params: ParamsOf<M>,
     signal?: AbortSignal,
   ): Promise<ResultOf<M>> {
+    if (this.#failure) throw this.#failure;
+    this.#begin();
     try {
       return await sendUntilClosed<ResultOf<M>>(
         this.connection,
@@ -48,6 +89,7 @@ export class EngineClient {
         params,
         signal,
         () =>
+          this.#failure ??
           new NifflerError(
             'daemon-unreachable',
             `the daemon closed the connection during ${method}; run the command again (niffler daemon status shows the daemon)`,
@@ -55,7 +97,9 @@ export class EngineClient {
         this.#closed,
       );
     } catch (error) {
-      throw fromResponseError(error);
+      throw this.#failure ?? fromResponseError(error);
+    } finally {
+      this.#end();
     }
   }
 
@@ -86,14 +130,21 @@ export class EngineClient {
   }
 
   close(): void {
+    clearInterval(this.#watchdog);
     if (!this.#closed) this.connection.dispose();
     this.#closed = true;
     this.onDispose();
   }
 }
 
-/** Connects to a daemon socket; rejects with the socket error (ENOENT, ECONNREFUSED…). */
-export const connectSocket = (socketPath: string): Promise<EngineClient> =>
+/**
+ * Connects to a daemon socket; rejects with the socket error (ENOENT, ECONNREFUSED…). With
+ * `liveness`, a request in flight fails once the daemon has been silent for its deadline.
+ */
+export const connectSocket = (
+  socketPath: string,
+  liveness?: Omit<Liveness, 'watch'>,
+): Promise<EngineClient> =>
   new Promise((resolve, reject) => {
     const socket = net.connect(socketPath);
     socket.once('error', reject);
@@ -105,7 +156,14 @@ export const connectSocket = (socketPath: string): Promise<EngineClient> =>
         new SocketMessageReader(socket),
         new SocketMessageWriter(socket),
       );
-      resolve(new EngineClient(connection, () => socket.destroy()));
+      const watch = (seen: () => void) => void socket.on('data', seen);
+      resolve(
+        new EngineClient(
+          connection,
+          () => socket.destroy(),
+          liveness ? { ...liveness, watch } : undefined,
+        ),
+      );
     });
   });
 

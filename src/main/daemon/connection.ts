@@ -5,6 +5,7 @@ import {
   type CancellationToken,
 } from 'vscode-jsonrpc/node';
 import { NifflerError, fromWire, toWire, type WireError } from '../errors.ts';
+import { HEARTBEAT_MS } from './deadline.ts';
 import {
   WIRE_ERROR_CODE,
   type ClientCalls,
@@ -121,20 +122,43 @@ export const serveConnection = (
   };
   // What this front-end asked for stops when it goes away (a killed terminal's turn, say).
   const handle = requestHandlers(connection);
+  const heartbeat = heartbeatWhileBusy(client);
   for (const method of METHODS)
     handle(method, async (params: unknown, signal) => {
+      heartbeat.begin();
       try {
         return await engine.handle(method, params ?? {}, { client, signal });
       } catch (error) {
         const wire = toWire(error);
         delete wire.stack;
         return new ResponseError<WireError>(WIRE_ERROR_CODE, wire.message, wire);
+      } finally {
+        heartbeat.end();
       }
     });
   const detach = engine.attach(client);
-  connection.onClose(detach);
+  connection.onClose(() => {
+    heartbeat.stop();
+    detach();
+  });
   connection.listen();
   return client;
+};
+
+/** Tells `client` it is alive every `HEARTBEAT_MS` while any of its requests is in flight. */
+const heartbeatWhileBusy = (client: AttachedClient) => {
+  let busy = 0;
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    begin: () => {
+      if (busy++ === 0)
+        timer = setInterval(() => client.notify('daemon/heartbeat', {}), HEARTBEAT_MS);
+    },
+    end: () => {
+      if (--busy === 0) clearInterval(timer);
+    },
+    stop: () => clearInterval(timer),
+  };
 };
 
 /**

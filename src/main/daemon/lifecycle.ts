@@ -3,10 +3,13 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { NifflerError } from '../errors.ts';
-import { nifflerPaths, type Env } from '../paths.ts';
+import { isSameProcess, reapGroups } from '../../workers/shared/process-group.ts';
+import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
 import { distFile, isSourceRun } from '../threads/entry.ts';
 import { connectSocket, type EngineClient } from './client.ts';
+import { daemonTimeoutMs, isUnresponsive, notResponding } from './deadline.ts';
 import { isNoDaemon } from './one-shot.ts';
+import { readPidFile } from './pid-file.ts';
 
 /** The daemon entry: `dist/daemon.js` in a build, the TypeScript source (via tsx) in dev and tests. */
 const daemonCommand = (): { file: string; execArgv: string[] } =>
@@ -18,18 +21,7 @@ const daemonCommand = (): { file: string; execArgv: string[] } =>
  * True while process `pid` runs. A zombie (exited, not yet reaped — some containers' init reaps
  * late) counts as gone.
  */
-export const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-};
+export const isAlive = (pid: number): boolean => isSameProcess(pid, null);
 
 export interface ConnectOptions {
   root: string;
@@ -54,20 +46,27 @@ export function connectDaemon(options: ConnectOptions & { start?: true }): Promi
 export function connectDaemon(options: ConnectOptions): Promise<EngineClient | null>;
 export async function connectDaemon(options: ConnectOptions): Promise<EngineClient | null> {
   const paths = nifflerPaths(options.root, options.env);
-  const client = options.client ?? 'cli';
+  const timeoutMs = daemonTimeoutMs(options.env);
   for (let attempt = 0; attempt < 3; attempt++) {
-    const existing = await tryConnect(paths.socket);
+    const existing = await tryConnect(paths, timeoutMs);
     if (existing) {
-      const hello = await existing.hello(client).catch(() => null);
+      const hello = await existing.hello(options.client ?? 'cli').catch((error: unknown) => {
+        existing.close();
+        // A daemon that takes the connection and says nothing is stopped or stuck: starting
+        // another would only find the first one's lock.
+        if (isUnresponsive(error)) throw error;
+        return null;
+      });
       if (hello?.ok) return existing;
       existing.close();
       if (hello && !hello.ok) {
-        await waitUntil(async () => (await tryConnect(paths.socket, true)) === null, 30_000);
+        await waitUntil(async () => (await tryConnect(paths, timeoutMs, true)) === null, 30_000);
         continue;
       }
     }
     if (options.start === false) return null;
-    await startDaemon(options);
+    const started = await startDaemon(options);
+    if (started !== 'ready') await waitForHolder(paths, started.holder, timeoutMs);
   }
   throw new NifflerError(
     'daemon-unreachable',
@@ -75,14 +74,44 @@ export async function connectDaemon(options: ConnectOptions): Promise<EngineClie
   );
 }
 
-/** Connects if a daemon answers; `null` when there is none (no socket, or a stale one). */
-const tryConnect = async (socket: string, closeAfter = false): Promise<EngineClient | null> => {
+/**
+ * A daemon started for us found another one holding the workspace's lock (its socket was deleted,
+ * say, and is being made again): waits until a daemon answers or the holder is gone. A holder that
+ * stays and never answers is stopped or stuck.
+ */
+const waitForHolder = async (
+  paths: NifflerPaths,
+  holder: number | null,
+  timeoutMs: number,
+): Promise<void> => {
+  const settled = await waitUntil(
+    async () =>
+      (holder !== null && !isAlive(holder)) || (await tryConnect(paths, timeoutMs, true)) !== null,
+    timeoutMs,
+  );
+  if (!settled) throw notResponding(paths.pidFile, paths.socket, timeoutMs);
+};
+
+/**
+ * Connects if a daemon listens; `null` when there is none (no socket, or a stale one). A daemon
+ * whose backlog is full (EAGAIN) is not answering: that is its not-responding error.
+ */
+const tryConnect = async (
+  paths: NifflerPaths,
+  timeoutMs: number,
+  closeAfter = false,
+): Promise<EngineClient | null> => {
   try {
-    const client = await connectSocket(socket);
+    const client = await connectSocket(paths.socket, {
+      timeoutMs,
+      error: () => notResponding(paths.pidFile, paths.socket, timeoutMs),
+    });
     if (closeAfter) client.close();
     return client;
   } catch (error) {
     if (isNoDaemon(error)) return null;
+    if ((error as NodeJS.ErrnoException).code === 'EAGAIN')
+      throw notResponding(paths.pidFile, paths.socket, timeoutMs);
     throw error;
   }
 };
@@ -100,11 +129,15 @@ export const waitUntil = async (
   return false;
 };
 
+/** What starting a daemon came to: it runs, or another daemon holds the workspace's lock. */
+type Started = 'ready' | { holder: number | null };
+
 /** Takes the start lock, or waits for whoever holds it to finish starting the daemon. */
-const startDaemon = async (options: ConnectOptions): Promise<void> => {
+const startDaemon = async (options: ConnectOptions): Promise<Started> => {
   const paths = nifflerPaths(options.root, options.env);
   mkdirSync(paths.runDir, { recursive: true, mode: 0o700 });
   const timeoutMs = options.startTimeoutMs ?? 20_000;
+  const probeMs = daemonTimeoutMs(options.env);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     let fd: number;
@@ -115,13 +148,11 @@ const startDaemon = async (options: ConnectOptions): Promise<void> => {
       const holder = Number.parseInt(readFileSync(paths.lock, 'utf8').trim() || '0', 10);
       if (holder && isAlive(holder)) {
         // Another front-end is starting it: wait for the socket to answer.
+        const answered = async () => (await tryConnect(paths, probeMs, true)) !== null;
         if (
-          await waitUntil(
-            async () => (await tryConnect(paths.socket, true)) !== null || !isAlive(holder),
-            deadline - Date.now(),
-          )
+          await waitUntil(async () => (await answered()) || !isAlive(holder), deadline - Date.now())
         )
-          return;
+          return 'ready';
       } else {
         rmSync(paths.lock, { force: true });
       }
@@ -130,10 +161,9 @@ const startDaemon = async (options: ConnectOptions): Promise<void> => {
     try {
       writeSync(fd, String(process.pid));
       closeSync(fd);
-      if ((await tryConnect(paths.socket, true)) !== null) return;
+      if ((await tryConnect(paths, probeMs, true)) !== null) return 'ready';
       options.onStarting?.();
-      await spawnDaemon(options, deadline - Date.now());
-      return;
+      return await spawnDaemon(options, deadline - Date.now());
     } finally {
       rmSync(paths.lock, { force: true });
     }
@@ -144,7 +174,8 @@ const startDaemon = async (options: ConnectOptions): Promise<void> => {
   );
 };
 
-const spawnDaemon = async (options: ConnectOptions, timeoutMs: number): Promise<void> => {
+/** Spawns `daemon.js` detached; resolves when it says `ready` (or `busy PID`: another runs). */
+const spawnDaemon = async (options: ConnectOptions, timeoutMs: number): Promise<Started> => {
   // Needed only when no daemon runs: kept off the warm path (~3 ms to load).
   const { spawn } = await import('node:child_process');
   const paths = nifflerPaths(options.root, options.env);
@@ -159,18 +190,22 @@ const spawnDaemon = async (options: ConnectOptions, timeoutMs: number): Promise<
     stdio: ['ignore', 'pipe', stderr],
   });
   closeSync(stderr);
-  return new Promise<void>((resolve, reject) => {
+  return new Promise<Started>((resolve, reject) => {
     const timer = setTimeout(
       () => fail(`did not answer within ${Math.round(timeoutMs / 1000)} s`),
       timeoutMs,
     );
-    const finish = () => {
+    const settle = (started: Started) => {
+      clearTimeout(timer);
+      child.stdout?.destroy();
+      child.removeAllListeners('close');
+      child.unref();
+      resolve(started);
+    };
+    const fail = (why: string) => {
       clearTimeout(timer);
       child.stdout?.destroy();
       child.unref();
-    };
-    const fail = (why: string) => {
-      finish();
       reject(
         new NifflerError(
           'daemon-unreachable',
@@ -178,13 +213,34 @@ const spawnDaemon = async (options: ConnectOptions, timeoutMs: number): Promise<
         ),
       );
     };
+    let said = '';
     child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) {
-        finish();
-        resolve();
-      }
+      said += chunk.toString();
+      const busy = /^busy (\d+|\?)$/m.exec(said);
+      if (busy) settle({ holder: busy[1] === '?' ? null : Number(busy[1]) });
+      else if (/^ready$/m.test(said)) settle('ready');
     });
-    child.once('exit', (code, signal) => fail(`exited at start (${signal ?? `code ${code}`})`));
+    // 'close', not 'exit': by then everything it said on stdout has been read.
+    child.once('close', (code, signal) => fail(`exited at start (${signal ?? `code ${code}`})`));
     child.once('error', (error) => fail(`could not be started: ${error.message}`));
   });
+};
+
+/**
+ * Ends the daemon of `paths` by force (`daemon stop --force`, `daemon restart`): SIGKILL to the pid
+ * in its pid file — a stopped (SIGSTOP) process dies too — then its servers' process groups, as
+ * the next daemon would reap them. Resolves with the pid it killed, or null when none ran.
+ */
+export const killDaemon = async (paths: NifflerPaths): Promise<number | null> => {
+  const pid = readPidFile(paths.pidFile);
+  if (pid === null) return null;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Gone meanwhile.
+  }
+  if (!(await waitUntil(() => !isAlive(pid), 10_000)))
+    throw new NifflerError('timeout', `the daemon (pid ${pid}) did not die of SIGKILL within 10 s`);
+  await reapGroups(paths.serversDir);
+  return pid;
 };

@@ -3,7 +3,8 @@ import { homeProblem } from '../paths.ts';
 import { runDaemon } from './server.ts';
 
 // The daemon process entry (dist/daemon.js): `node dist/daemon.js --root DIR`. Started detached by
-// a front-end; says `ready` on stdout (when it is a pipe) once its socket accepts connections.
+// a front-end; says `ready` on stdout (when it is a pipe) once its socket accepts connections, or
+// `busy PID` when another daemon runs for the workspace (then it exits at once).
 const rootIndex = process.argv.indexOf('--root');
 const root = rootIndex > 0 ? process.argv[rootIndex + 1] : undefined;
 if (!root) {
@@ -20,6 +21,9 @@ try {
     root: path.resolve(root),
     onListening: () => {
       if (!process.stdout.isTTY) process.stdout.write('ready\n');
+    },
+    onBusy: (holder) => {
+      if (!process.stdout.isTTY) process.stdout.write(`busy ${holder ?? '?'}\n`);
     },
   });
   process.exit(0);

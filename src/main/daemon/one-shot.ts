@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { NifflerError, fromWire, type WireError } from '../errors.ts';
 import { nifflerPaths } from '../paths.ts';
+import { daemonTimeoutMs, DEFAULT_DAEMON_TIMEOUT_MS, notResponding } from './deadline.ts';
 import { VERSION } from '../version.ts';
 import { WIRE_ERROR_CODE, type HelloResult, type ParamsOf, type ResultOf } from '../protocol.ts';
 import { frame, FrameReader } from './frames.ts';
@@ -61,22 +62,26 @@ const unreachable = (method: string, why: string, cause?: unknown) =>
     cause === undefined ? undefined : { cause },
   );
 
-/** How long a daemon that took the connection may take to say hello. */
-const HELLO_TIMEOUT_MS = 10_000;
+/** How long the daemon may stay silent, and where its pid is written (to name it then). */
+export interface Deadline {
+  timeoutMs?: number;
+  pidFile?: string;
+}
 
 /**
  * Sends `hello` and one read-only request to the daemon on `socketPath` in one write, so a warm
  * daemon answers both in one round trip. Engine errors reject as the `NifflerError`s they were; a
- * daemon that hangs up after its hello, or takes the connection and never says hello (stopped,
- * or its event loop blocked), rejects with `daemon-unreachable`. The request itself has no time
- * limit: `mcp/status --wait` waits for servers to start.
+ * daemon that hangs up after its hello rejects with `daemon-unreachable`; one that takes the
+ * connection and then stays silent past the deadline (stopped, or its event loop blocked) with
+ * `daemon-unresponsive`. The request may take long (`mcp/status --wait` waits for servers to
+ * start): the daemon's heartbeats keep it alive meanwhile.
  */
 export const askOnce = <M extends OneShotMethod>(
   socketPath: string,
   client: string,
   method: M,
   params: ParamsOf<M>,
-  helloTimeoutMs = HELLO_TIMEOUT_MS,
+  deadline: Deadline = {},
 ): Promise<OneShot<M>> =>
   new Promise((resolve, reject) => {
     const socket = net.connect(socketPath);
@@ -113,7 +118,6 @@ export const askOnce = <M extends OneShotMethod>(
           if (message.error || !(message.result as HelloResult | undefined)?.ok)
             return finish(() => resolve({ kind: 'refused' }));
           hello = message.result as HelloResult;
-          clearTimeout(silence);
         } else if (message.id === ASK_ID) answer = message;
       }
       if (!hello || !answer) return;
@@ -131,7 +135,16 @@ export const askOnce = <M extends OneShotMethod>(
         ),
       );
     };
+    const timeoutMs = deadline.timeoutMs ?? DEFAULT_DAEMON_TIMEOUT_MS;
+    const armSilence = () => {
+      clearTimeout(silence);
+      silence = setTimeout(
+        () => finish(() => reject(notResponding(deadline.pidFile ?? '', socketPath, timeoutMs))),
+        timeoutMs,
+      );
+    };
     socket.on('data', (chunk: Buffer) => {
+      armSilence();
       try {
         onMessages(reader.push(chunk));
       } catch (error) {
@@ -151,18 +164,7 @@ export const askOnce = <M extends OneShotMethod>(
     });
     socket.once('connect', () => {
       connected = true;
-      silence = setTimeout(
-        () =>
-          finish(() =>
-            reject(
-              new NifflerError(
-                'daemon-unreachable',
-                `the niffler daemon on ${socketPath} took the connection but did not answer within ${helloTimeoutMs / 1000} s; it may be stopped or stuck: see its log (niffler daemon status names it), or end it (niffler daemon stop, or kill its pid) and run the command again`,
-              ),
-            ),
-          ),
-        helloTimeoutMs,
-      );
+      armSilence();
       socket.write(
         frame({
           id: HELLO_ID,
@@ -194,8 +196,11 @@ export async function requestDaemon<M extends OneShotMethod>(
   method: M,
   params: ParamsOf<M>,
 ): Promise<OneShotReply<ResultOf<M> | null>> {
-  const socket = nifflerPaths(options.root, options.env).socket;
-  const once = await askOnce(socket, options.client ?? 'cli', method, params);
+  const paths = nifflerPaths(options.root, options.env);
+  const once = await askOnce(paths.socket, options.client ?? 'cli', method, params, {
+    timeoutMs: daemonTimeoutMs(options.env),
+    pidFile: paths.pidFile,
+  });
   if (once.kind === 'answered') return { result: once.result, fallback: false };
   if (once.kind === 'absent' && options.start === false) return { result: null, fallback: false };
   // Loaded only here: the JSON-RPC library and the start-up machinery.

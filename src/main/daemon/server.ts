@@ -1,27 +1,38 @@
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
-import net from 'node:net';
+import { chmodSync, mkdirSync } from 'node:fs';
+import type net from 'node:net';
 import {
   createMessageConnection,
   SocketMessageReader,
   SocketMessageWriter,
 } from 'vscode-jsonrpc/node';
+import { reapGroups } from '../../workers/shared/process-group.ts';
+import { pruneOutputs } from '../../workers/shared/prune.ts';
 import { secretsKeeper } from '../config/redact.ts';
+import type { Config } from '../config/schema.ts';
 import { Engine } from '../engine/engine.ts';
 import { createLogger, parseLogLevel, type Logger } from '../log.ts';
-import { nifflerPaths, type Env } from '../paths.ts';
+import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
 import { serveConnection } from './connection.ts';
+import { acquireLock } from './lock.ts';
+import { DaemonSocket } from './socket.ts';
 
 export interface DaemonOptions {
   root: string;
   env?: Env;
   /** Called once the socket accepts connections. */
   onListening?: () => void;
+  /**
+   * Called instead when another daemon of this workspace holds the lock (pid, null if unknown):
+   * this one then returns at once, having started nothing.
+   */
+  onBusy?: (holder: number | null) => void;
 }
 
 /**
  * Runs the per-repository daemon: the engine behind a Unix socket (dir 0700, socket 0600) that
  * exits after `daemon.idleMinutes` with no client and no running turn, on `daemon stop`, on
- * SIGTERM/SIGINT, or when a front-end of another version asks. Resolves when it has stopped.
+ * SIGTERM/SIGINT, or when a front-end of another version asks. One per workspace: it holds a lock
+ * for its whole life, and a second one returns at once (`onBusy`). Resolves when it has stopped.
  */
 export const runDaemon = async (options: DaemonOptions): Promise<void> => {
   const env = options.env ?? process.env;
@@ -30,7 +41,6 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
   chmodSync(paths.runDir, 0o700);
   // The config's expanded secrets, and those of every config before it, known from the moment
   // the engine loads each one.
-  const keeper = secretsKeeper(env);
   let secrets: string[] = [];
   const log: Logger = createLogger(
     {
@@ -40,23 +50,77 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
     },
     { pid: process.pid },
   );
-  log.info('daemon starting', { root: options.root, socket: paths.socket });
+  const claim = await acquireLock(paths.socket, paths.pidFile);
+  if (!claim.ok) {
+    log.info('another daemon runs for this workspace; exiting', { holder: claim.holder });
+    options.onBusy?.(claim.holder);
+    return;
+  }
+  try {
+    const keeper = secretsKeeper(env);
+    await serve(options, env, paths, log, (config) => (secrets = keeper(config)));
+  } finally {
+    await claim.lock.release();
+  }
+};
 
+/** How often the saved outputs are pruned (and once at start). */
+const PRUNE_EVERY_MS = 60 * 60_000;
+
+/** Prunes the workspace's saved outputs now and every hour (`tools.output.maxAgeDays/maxTotalMB`). */
+const pruneOutputsNowAndThen = (engine: Engine, paths: NifflerPaths, log: Logger): (() => void) => {
+  const prune = () => {
+    const { maxAgeDays, maxTotalMB } = engine.config.tools.output;
+    pruneOutputs(paths.outputsDir, {
+      maxAgeMs: maxAgeDays * 24 * 3_600_000,
+      maxBytes: maxTotalMB * 1024 * 1024,
+    }).then(
+      ({ removed, bytes }) => {
+        if (removed > 0) log.info('pruned saved outputs', { removed, bytes });
+      },
+      (error: unknown) => log.warn('pruning saved outputs failed', { error: String(error) }),
+    );
+  };
+  prune();
+  const timer = setInterval(prune, PRUNE_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+};
+
+/** What a killed predecessor left running: its servers' process groups, ended before ours start. */
+const reapPredecessor = async (paths: NifflerPaths, log: Logger): Promise<void> => {
+  const reaped = await reapGroups(paths.serversDir);
+  if (reaped.length > 0)
+    log.warn('ended the servers of a daemon that was killed', {
+      servers: reaped.map((r) => `${r.label} (pid ${r.pid})`),
+    });
+};
+
+const serve = async (
+  options: DaemonOptions,
+  env: Env,
+  paths: NifflerPaths,
+  log: Logger,
+  onConfig: (config: Config) => void,
+): Promise<void> => {
+  log.info('daemon starting', { root: options.root, socket: paths.socket });
+  await reapPredecessor(paths, log);
   let stopping: Promise<void> | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
+  const sockets = new Set<net.Socket>();
+  // Undone first thing on stop: the idle timer, the pruning, the socket (as far as they exist).
+  const cleanups: (() => void)[] = [() => clearTimeout(idleTimer)];
 
   const stop = (reason: string): Promise<void> => {
     stopping ??= (async () => {
       log.info('daemon stopping', { reason });
-      clearTimeout(idleTimer);
-      server.close();
+      for (const undo of cleanups.splice(0)) undo();
       for (const socket of sockets) socket.end();
       await engine
         .close()
         .catch((error: unknown) => log.error('engine close failed', { error: String(error) }));
-      rmSync(paths.socket, { force: true });
       for (const socket of sockets) socket.destroy();
       log.info('daemon stopped');
       resolveDone();
@@ -79,11 +143,28 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
     // A short grace lets the reply that asked for the stop reach its client first.
     onStopRequested: (reason) => void setTimeout(() => void stop(reason), 50),
     onActivity: () => armIdleTimer(),
-    onConfig: (loaded) => (secrets = keeper(loaded.config)),
+    onConfig: (loaded) => onConfig(loaded.config),
   });
+  cleanups.push(pruneOutputsNowAndThen(engine, paths, log));
+  const socket = await DaemonSocket.listen(paths.socket, acceptor(engine, log, sockets), {
+    recreated: () => log.warn('the socket was deleted; made it again', { socket: paths.socket }),
+    lost: (why) => {
+      log.error(`exiting: ${why}`);
+      void stop(why);
+    },
+  });
+  if (stopping) socket.close();
+  else cleanups.push(() => socket.close());
+  log.info('daemon listening', { socket: paths.socket });
+  armIdleTimer();
+  options.onListening?.();
+  await untilSignalOr(done, stop);
+};
 
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
+/** Serves the engine on each connection to the socket; `sockets` tracks them for the stop. */
+const acceptor =
+  (engine: Engine, log: Logger, sockets: Set<net.Socket>) =>
+  (socket: net.Socket): void => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', (error) => log.debug('client socket error', { error: error.message }));
@@ -93,22 +174,13 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
     );
     connection.onError(([error]) => log.debug('client connection error', { error: error.message }));
     serveConnection(connection, engine);
-  });
-  // A socket left by a dead daemon goes: this daemon was started under the start lock, and a
-  // live daemon would have answered the front-end that started it.
-  rmSync(paths.socket, { force: true });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(paths.socket, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  chmodSync(paths.socket, 0o600);
-  log.info('daemon listening', { socket: paths.socket });
-  armIdleTimer();
-  options.onListening?.();
+  };
 
+/** Waits for `done`, stopping on SIGTERM, SIGINT or SIGHUP meanwhile. */
+const untilSignalOr = async (
+  done: Promise<void>,
+  stop: (reason: string) => Promise<void>,
+): Promise<void> => {
   const onSignal = (signal: NodeJS.Signals) => void stop(signal);
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);

@@ -22,7 +22,7 @@ import { watchConfigFiles } from './config-watch.ts';
 import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
 import { Session, type SessionDeps } from './session.ts';
 import { listSessions } from './transcript.ts';
-import { mcpHandlers, waitForServers } from './mcp-handlers.ts';
+import { leftOutNotices, mcpHandlers, waitForServers } from './mcp-handlers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
@@ -213,7 +213,9 @@ export class Engine implements EngineHandlers {
       this.#active.set(session.id, { client, params, signal });
       this.options.onActivity?.();
       try {
-        await waitForServers(this, undefined, signal);
+        // A sick server holds no prompt up for long: the turn goes on without its tools.
+        const waitMs = this.config.mcp.startupWait * 1000;
+        const statuses = await waitForServers(this, undefined, signal, waitMs);
         return await session.prompt(
           params,
           {
@@ -221,6 +223,7 @@ export class Engine implements EngineHandlers {
             ask: (method, p, s) => client.ask(method, p, s),
           },
           signal,
+          leftOutNotices(statuses),
         );
       } finally {
         this.#active.delete(session.id);
@@ -376,6 +379,7 @@ export class Engine implements EngineHandlers {
       configError: this.#configError,
       idleMinutes: this.config.daemon.idleMinutes,
       logFile: this.paths.daemonLog,
+      ...(this.options.log.problem() ? { logError: this.options.log.problem() } : {}),
     };
   }
 

@@ -59,12 +59,14 @@ const remoteServer = (engine: Engine, name: string): ResolvedServer & { url: str
 
 /**
  * Resolves once none of `names` (default: all) is `starting` — each server's own start-up timeout
- * bounds that — or when `signal` aborts. Driven by the worker's status events, no polling.
+ * bounds that — or when `signal` aborts, or after `timeoutMs` when given (with the statuses as
+ * they then are). Driven by the worker's status events, no polling.
  */
 export const waitForServers = async (
   engine: Engine,
   names: string[] | undefined,
   signal?: AbortSignal,
+  timeoutMs?: number,
 ): Promise<McpServerStatus[]> => {
   const pending = (all: McpServerStatus[]) =>
     all.filter((s) => (!names || names.includes(s.name)) && s.state === 'starting');
@@ -75,16 +77,98 @@ export const waitForServers = async (
   // One abort listener for the whole wait (not one more per status change).
   const onAbort = () => changed();
   signal?.addEventListener('abort', onAbort, { once: true });
+  let timedOut = false;
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          changed();
+        }, timeoutMs);
   try {
     for (;;) {
       const next = new Promise<void>((resolve) => (changed = resolve));
       const all = await engine.mcp.status();
-      if (pending(all).length === 0 || signal?.aborted) return all;
+      if (pending(all).length === 0 || signal?.aborted || timedOut) return all;
       await next;
     }
   } finally {
+    clearTimeout(timer);
     off();
     signal?.removeEventListener('abort', onAbort);
+  }
+};
+
+/** The attempt a server starting (or waiting to start again) is at, counting from 1. */
+const attemptOf = (status: McpServerStatus): number =>
+  status.restarts + 1 + (status.nextRestartAt !== null ? 1 : 0);
+
+/**
+ * One line for each server whose tools a turn goes without (still starting, restarting, failed,
+ * waiting for a login); servers stopped, disabled or untrusted on purpose are not named.
+ */
+export const leftOutNotices = (statuses: McpServerStatus[]): string[] =>
+  statuses.flatMap((s) => {
+    const out = 'its tools are not in this turn';
+    const why = s.lastError?.message.split('\n')[0];
+    switch (s.state) {
+      case 'starting':
+      case 'degraded':
+        return attemptOf(s) > 1 || s.state === 'degraded'
+          ? [`server "${s.name}" is restarting (attempt ${attemptOf(s)}): ${out}`]
+          : [`server "${s.name}" is still starting: ${out}`];
+      case 'failed':
+        return [
+          `server "${s.name}" has failed${why ? ` (${why})` : ''}: ${out}; start it with niffler mcp start ${s.name}`,
+        ];
+      case 'needs-auth':
+        return [`server "${s.name}" needs authorization: ${out}; run niffler mcp login ${s.name}`];
+      default:
+        return [];
+    }
+  });
+
+/**
+ * Starts (or restarts) `name` by hand and reports the outcome, not the intention: the status once
+ * the attempt is ready, or the server's error when it failed (the worker may still retry it, as
+ * the message says). With `noWait`, the status as soon as the server is starting.
+ */
+const startByHand = async (
+  engine: Engine,
+  name: string,
+  how: 'start' | 'restart',
+  noWait = false,
+): Promise<McpServerStatus> => {
+  const server = knownServer(engine, name).name;
+  let off = () => {};
+  const starting = new Promise<McpServerStatus>((resolve) => {
+    off = engine.mcp.on((event) => {
+      if (
+        event.type === 'status' &&
+        event.status.name === server &&
+        event.status.state === 'starting'
+      )
+        resolve(event.status);
+    });
+  });
+  const run = how === 'start' ? engine.mcp.startServer(server) : engine.mcp.restartServer(server);
+  try {
+    if (noWait) {
+      run.catch(() => {}); // reported by mcp status
+      return await Promise.race([run, starting]);
+    }
+    const status = await run;
+    if (status.state === 'ready') return status;
+    const retry = status.nextRestartAt
+      ? `; it is tried again in ${Math.max(0, Math.round((status.nextRestartAt - Date.now()) / 100) / 10)} s`
+      : '';
+    throw new NifflerError(
+      'mcp-connect',
+      `${status.lastError?.message ?? `server "${server}" is ${status.state}`}${retry}; see niffler mcp logs ${server}`,
+      { status },
+    );
+  } finally {
+    off();
   }
 };
 
@@ -99,9 +183,9 @@ export const mcpHandlers = (
     configError: engine.configError,
     warnings: engine.loaded?.warnings ?? [],
   }),
-  'mcp/start': async ({ name }) => engine.mcp.startServer(knownServer(engine, name).name),
+  'mcp/start': async ({ name, noWait }) => startByHand(engine, name, 'start', noWait),
   'mcp/stop': async ({ name }) => engine.mcp.stopServer(knownServer(engine, name).name),
-  'mcp/restart': async ({ name }) => engine.mcp.restartServer(knownServer(engine, name).name),
+  'mcp/restart': async ({ name, noWait }) => startByHand(engine, name, 'restart', noWait),
   'mcp/login': async ({ name }, { signal }) =>
     engine.mcp.login(remoteServer(engine, name).name, signal),
   'mcp/logout': async ({ name }) => {

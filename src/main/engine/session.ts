@@ -21,7 +21,8 @@ import {
   type ToolTable,
   type TurnIO,
 } from './tool-calls.ts';
-import { newSessionId, readTranscript, Transcript } from './transcript.ts';
+import { NOT_RUN, pairToolResults } from './tool-pairs.ts';
+import { newSessionId, readTranscript, Transcript, type TranscriptEntry } from './transcript.ts';
 
 export type { BuiltinTools, McpTools, TurnIO } from './tool-calls.ts';
 
@@ -72,6 +73,8 @@ export class Session {
   #running = false;
   /** The prompt-file notices last shown, so each is said once. */
   #promptNotes = '';
+  /** The first disk fault of this turn's transcript writes: the turn goes on, its summary says it. */
+  #diskError: string | undefined;
 
   private constructor(
     readonly id: string,
@@ -97,32 +100,46 @@ export class Session {
     return new Session(id, deps, transcript, [], 0);
   }
 
-  /** Reopens a session from its transcript (torn lines skipped, reported in `warnings`). */
+  /**
+   * Reopens a session from its transcript: torn lines skipped, calls left without a result by a
+   * session that ended mid-turn answered as not run (saved, and said in `warnings`).
+   */
   static resume(deps: SessionDeps, id: string): { session: Session; warnings: string[] } {
     const loaded = readTranscript(deps.sessionsDir, id);
     // Numbered on from the highest turn written: a turn that failed before its start was written
     // still has its end there.
     const lastTurn = Math.max(0, ...loaded.entries.map((e) => ('turn' in e ? e.turn : 0)));
-    const session = new Session(
-      id,
-      deps,
-      Transcript.open(deps.sessionsDir, id),
-      loaded.messages,
-      lastTurn,
-    );
+    const paired = pairToolResults(loaded.messages);
+    const transcript = Transcript.open(deps.sessionsDir, id);
+    const session = new Session(id, deps, transcript, paired.messages, lastTurn);
+    const time = new Date().toISOString();
+    for (const message of paired.added)
+      transcript.append({ type: 'message', time, turn: lastTurn, message });
+    session.#countSpent(loaded.entries);
+    const warnings = [...loaded.warnings];
+    if (paired.added.length)
+      warnings.push(
+        `${paired.added.map((m) => m.name).join(', ')}: ${NOT_RUN} (the daemon stopped mid-turn); the model is told so`,
+      );
+    if (paired.dropped)
+      warnings.push(`${paired.dropped} tool result(s) without their call were left out`);
+    return { session, warnings };
+  }
+
+  /** Adds up what the turns in `entries` used. */
+  #countSpent(entries: TranscriptEntry[]): void {
     const ended = new Set<number>();
-    for (const entry of loaded.entries) if (entry.type === 'turn-end') ended.add(entry.turn);
-    for (const entry of loaded.entries) {
+    for (const entry of entries) if (entry.type === 'turn-end') ended.add(entry.turn);
+    for (const entry of entries) {
       if (entry.type === 'turn-end') {
-        session.usage = addUsage(session.usage, entry.usage);
-        session.costUsd += entry.costUsd ?? 0;
-        session.#ended++;
+        this.usage = addUsage(this.usage, entry.usage);
+        this.costUsd += entry.costUsd ?? 0;
+        this.#ended++;
       } else if (entry.type === 'message' && entry.usage && !ended.has(entry.turn)) {
         // A turn cut short (the daemon was killed): what its finished steps used.
-        session.usage = addUsage(session.usage, entry.usage);
+        this.usage = addUsage(this.usage, entry.usage);
       }
     }
-    return { session, warnings: loaded.warnings };
   }
 
   /** Turns that ended in this session, in this run or earlier ones. */
@@ -133,6 +150,15 @@ export class Session {
   /** Closes the transcript once what was appended is written. */
   close(): Promise<void> {
     return this.transcript.close();
+  }
+
+  /** Waits for the transcript's writes; a disk fault is kept for the turn's summary, not thrown. */
+  async #flush(): Promise<void> {
+    try {
+      await this.transcript.flushed();
+    } catch (error) {
+      this.#diskError ??= (error as Error).message;
+    }
   }
 
   #record(message: ChatMessage, extra: { model?: string; usage?: Usage } = {}): void {
@@ -146,8 +172,16 @@ export class Session {
     });
   }
 
-  /** Runs one turn; never throws for model or tool failures (they end up in the summary). */
-  async prompt(params: PromptParams, io: TurnIO, signal: AbortSignal): Promise<TurnSummary> {
+  /**
+   * Runs one turn; never throws for model or tool failures (they end up in the summary).
+   * `notices` are said (as warnings) once the turn has started: what it goes without.
+   */
+  async prompt(
+    params: PromptParams,
+    io: TurnIO,
+    signal: AbortSignal,
+    notices: string[] = [],
+  ): Promise<TurnSummary> {
     if (this.#running)
       throw new NifflerError(
         'usage',
@@ -162,6 +196,7 @@ export class Session {
     let steps = 0;
     const denied: string[] = [];
     let lastText = '';
+    this.#diskError = undefined;
     const end = async (outcome: TurnOutcome, failure?: string): Promise<TurnSummary> => {
       let error = failure;
       const prices = config.models[modelName]?.prices;
@@ -190,11 +225,10 @@ export class Session {
         ...(costUsd !== undefined ? { costUsd } : {}),
         ...(error ? { error } : {}),
       });
-      try {
-        await this.transcript.flushed();
-      } catch (writeError) {
+      await this.#flush();
+      if (this.#diskError) {
         // The answer still reaches the user; the summary says the transcript is incomplete.
-        error = (writeError as Error).message;
+        error = [error, this.#diskError].filter(Boolean).join('\n');
         summary.outcome = 'error';
         summary.error = error;
       }
@@ -211,13 +245,16 @@ export class Session {
         model: modelName,
       });
       io.emit({ type: 'turn-start', turn, model: modelName });
+      for (const text of notices) io.emit({ type: 'notice', level: 'warn', text });
       this.#record({ role: 'user', content: params.text });
-      const table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
+      let table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
       const system = await this.#systemPrompt(table.size > 0, params, io, signal);
       for (steps = 1; steps <= config.agent.maxSteps; steps++) {
         if (signal.aborted) return await end('cancelled');
         // Everything so far is on disk before the model is asked again.
-        await this.transcript.flushed();
+        await this.#flush();
+        // The tools of a server that became ready meanwhile join this request.
+        if (steps > 1) table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
         const step = await this.#stream(model, system, table, io, signal);
         usage = addUsage(usage, step.usage);
         io.emit({ type: 'usage', usage });

@@ -2,16 +2,19 @@ import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   fdatasync,
-  mkdirSync,
+  fstatSync,
+  ftruncateSync,
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   statSync,
   write,
 } from 'node:fs';
 import path from 'node:path';
 import type { ChatMessage, Usage } from '../../workers/protocol/api.ts';
 import { NifflerError } from '../errors.ts';
+import { fsFailure, makeDirSync } from '../../workers/shared/fs-errors.ts';
 
 export type TurnOutcome = 'answered' | 'cancelled' | 'max-steps' | 'error';
 
@@ -78,74 +81,147 @@ const writeAll = (fd: number, data: Buffer): Promise<void> =>
 const datasync = (fd: number): Promise<void> =>
   new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
 
+const NEWLINE = Buffer.from('\n');
+
 /**
- * An append-only JSONL transcript. Entries are written in order off the main thread;
- * `flushed()` resolves once everything appended so far is on disk — one fdatasync for all of it
- * (the agent loop awaits it before each model request and at the end of a turn) — so a killed
- * daemon loses nothing that was written, and a slow disk never stalls the daemon's other sessions.
+ * Cuts a torn last line (a process killed mid-write) off the file open on `fd`, so what is
+ * appended next starts on a line of its own. Returns the size the file then has.
+ */
+const cutTornEnd = (fd: number, size: number): number => {
+  const chunk = Buffer.alloc(Math.min(size, 64 * 1024));
+  for (let end = size; end > 0;) {
+    const start = Math.max(0, end - chunk.length);
+    const read = readSync(fd, chunk, 0, end - start, start);
+    const newline = chunk.subarray(0, read).lastIndexOf(10);
+    if (newline === read - 1 && end === size) return size;
+    if (newline >= 0) {
+      ftruncateSync(fd, start + newline + 1);
+      return start + newline + 1;
+    }
+    end = start;
+  }
+  if (size > 0) ftruncateSync(fd, 0);
+  return 0;
+};
+
+/**
+ * An append-only JSONL transcript. Entries are written in order off the main thread, each whole or
+ * not at all (what a failed write put in is cut off again); `flushed()` resolves once everything
+ * appended so far is on disk — one fdatasync for all of it (the agent loop awaits it before each
+ * model request and at the end of a turn) — so a killed daemon loses nothing that was written, and
+ * a slow disk never stalls the daemon's other sessions. A disk fault never stops the session: it
+ * goes on in memory, and `flushed()` reports the fault once, naming the file and the errno.
  */
 export class Transcript {
   #fd: number | null;
+  #closed = false;
   #chain: Promise<void> = Promise.resolve();
   #unsynced = false;
+  /** Where the file ends: a failed write is cut back to it. */
+  #size: number;
+  /** A failed write could not be cut back: the next record starts a new line. */
+  #torn = false;
+  /** The first write failure since `flushed()` last reported one. */
+  #failure: unknown;
 
   private constructor(
     readonly id: string,
     readonly file: string,
-    fd: number,
+    fd: number | null,
+    size: number,
+    /** Why the file could not be opened: nothing is written, and every flush says so. */
+    private readonly openFailure?: unknown,
   ) {
     this.#fd = fd;
+    this.#size = size;
   }
 
-  /** Opens (creating when absent) the transcript `<dir>/<id>.jsonl`. */
+  /** Opens (creating when absent) the transcript `<dir>/<id>.jsonl`; a torn last line is cut off. */
   static open(dir: string, id: string): Transcript {
     checkSessionId(id);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = path.join(dir, `${id}.jsonl`);
-    return new Transcript(id, file, openSync(file, 'a', 0o600));
+    try {
+      makeDirSync(dir);
+      const fd = openSync(file, 'a+', 0o600);
+      try {
+        return new Transcript(id, file, fd, cutTornEnd(fd, fstatSync(fd).size));
+      } catch (error) {
+        closeSync(fd);
+        throw error;
+      }
+    } catch (error) {
+      return new Transcript(id, file, null, 0, error);
+    }
   }
 
   /** Queues one entry; a write failure surfaces through `flushed()`. */
   append(entry: TranscriptEntry): void {
+    if (this.#closed) throw new NifflerError('internal', `transcript ${this.id} is closed`);
     const fd = this.#fd;
-    if (fd === null) throw new NifflerError('internal', `transcript ${this.id} is closed`);
+    if (fd === null) return;
     const data = Buffer.from(JSON.stringify(entry) + '\n');
-    this.#queue(() => writeAll(fd, data));
+    this.#queue(() => this.#writeRecord(fd, data));
     this.#unsynced = true;
   }
 
+  async #writeRecord(fd: number, data: Buffer): Promise<void> {
+    const record = this.#torn ? Buffer.concat([NEWLINE, data]) : data;
+    const start = this.#size;
+    try {
+      await writeAll(fd, record);
+      this.#size += record.length;
+      this.#torn = false;
+    } catch (error) {
+      try {
+        ftruncateSync(fd, start);
+      } catch {
+        this.#torn = true;
+        this.#size = fstatSync(fd).size;
+      }
+      throw error;
+    }
+  }
+
   #queue(step: () => Promise<void>): void {
-    this.#chain = this.#chain.then(step);
-    // Observed by flushed(); this keeps a failure from being reported as unhandled meanwhile.
-    this.#chain.catch(() => {});
+    // A failure is kept for flushed(); the entries after it are still tried (a full disk may
+    // have room again).
+    this.#chain = this.#chain.then(step).catch((error: unknown) => {
+      this.#failure ??= error;
+    });
   }
 
   /** Resolves when every entry appended so far is on disk; rejects with what went wrong. */
   async flushed(): Promise<void> {
+    if (this.openFailure !== undefined) throw this.#describe(this.openFailure);
     const fd = this.#fd;
     if (fd !== null && this.#unsynced) {
       this.#unsynced = false;
       this.#queue(() => datasync(fd));
     }
-    try {
-      await this.#chain;
-    } catch (error) {
-      throw new NifflerError(
-        'internal',
-        `could not write the transcript ${this.file}: ${(error as Error).message}; check the disk, then go on with niffler --resume ${this.id}`,
-        {},
-        { cause: error },
-      );
-    }
+    await this.#chain;
+    const failure = this.#failure;
+    this.#failure = undefined;
+    if (failure !== undefined) throw this.#describe(failure);
+  }
+
+  #describe(error: unknown): NifflerError {
+    return new NifflerError(
+      'internal',
+      `${fsFailure('write the transcript', this.file, error)}; the session goes on, but what is not written is lost when the daemon ends (fix the disk, then go on with niffler --resume ${this.id})`,
+      { file: this.file, errno: (error as NodeJS.ErrnoException).code },
+      { cause: error },
+    );
   }
 
   /** Closes the file once the queued entries are written and on disk. */
   async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
     const fd = this.#fd;
     if (fd === null) return;
     if (this.#unsynced) this.#queue(() => datasync(fd));
     this.#fd = null;
-    await this.#chain.catch(() => {});
+    await this.#chain;
     closeSync(fd);
   }
 }
@@ -175,7 +251,7 @@ export const readTranscript = (dir: string, id: string): LoadedTranscript => {
     } catch {
       const torn = index >= lines.length - 2;
       warnings.push(
-        `${file}:${index + 1}: ${torn ? 'the last line is incomplete (written when the process was killed)' : 'unreadable line'}; skipped`,
+        `${file}:${index + 1}: ${torn ? 'the last line is incomplete (written when the process was killed); skipped, and cut off when the session goes on' : 'unreadable line; skipped'}`,
       );
     }
   });

@@ -114,6 +114,7 @@ export const mcpWorkerData = (
   roots: mcpRoots(root, loaded),
   logsDir: paths.mcpLogsDir,
   outputsDir: paths.outputsDir,
+  serversDir: paths.serversDir,
   authDir: paths.authDir,
   logLevel: loaded?.config.mcp.logLevel ?? 'info',
   maxOutputChars: loaded?.config.tools.output.maxChars ?? 30_000,

@@ -18,9 +18,13 @@ export const mcpStatus = (options: GlobalOptions & { wait?: boolean }): Promise<
 
 const act =
   (method: 'mcp/start' | 'mcp/stop' | 'mcp/restart', verb: string) =>
-  (name: string, options: GlobalOptions) =>
+  (name: string, options: GlobalOptions & { wait?: boolean }) =>
     withEngine(options, async (client) => {
-      const status = await client.request(method, { name });
+      // Start and restart wait for the outcome (an error when the server fails) unless --no-wait.
+      const status = await client.request(
+        method,
+        method !== 'mcp/stop' && options.wait === false ? { name, noWait: true } : { name },
+      );
       if (options.json) printJson(status);
       else
         print(

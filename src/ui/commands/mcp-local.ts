@@ -5,9 +5,9 @@ import {
   readFileSync,
   readSync,
   closeSync,
+  realpathSync,
   statSync,
   watch,
-  writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
 import { isMap, parseDocument, YAMLMap, type Document } from 'yaml';
@@ -16,6 +16,28 @@ import { usageError } from '../../main/errors.ts';
 import { loadForCommand, type GlobalOptions } from '../context.ts';
 import { nifflerPaths, tildify } from '../../main/paths.ts';
 import { print, printJson } from '../render/output.ts';
+import { fsFailure, makeDirSync } from '../../workers/shared/fs-errors.ts';
+import { writeAtomic } from '../../workers/tools/atomic.ts';
+
+/**
+ * Writes a config file whole or not at all (through a symlink to it, keeping its mode); a disk
+ * fault names the file and the errno.
+ */
+const saveConfig = async (file: string, text: string): Promise<void> => {
+  try {
+    makeDirSync(path.dirname(file));
+    const target = existsSync(file) ? realpathSync(file) : file;
+    const mode = existsSync(target) ? statSync(target).mode & 0o777 : 0o644;
+    await writeAtomic(target, text, mode);
+  } catch (error) {
+    throw new NifflerError(
+      'internal',
+      `${fsFailure('write the config', file, error)}; it is unchanged`,
+      {},
+      { cause: error },
+    );
+  }
+};
 
 /** `niffler mcp logs NAME [--follow] [--lines N]`: the server's stderr log, read from its file. */
 export const mcpLogs = async (
@@ -123,7 +145,11 @@ export interface AddOptions extends GlobalOptions {
  * `niffler mcp add NAME -- COMMAND ARGS…` or `niffler mcp add NAME --url URL [--header K:V]…`:
  * adds a server to the repo (or global) YAML, keeping its comments and layout.
  */
-export const mcpAdd = (name: string, command: string[], options: AddOptions): void => {
+export const mcpAdd = async (
+  name: string,
+  command: string[],
+  options: AddOptions,
+): Promise<void> => {
   if (!/^[A-Za-z0-9_.-]+$/.test(name))
     throw usageError(`server names use letters, digits, _ . and - only; got "${name}"`);
   if (command.length === 0 && !options.url)
@@ -154,8 +180,7 @@ export const mcpAdd = (name: string, command: string[], options: AddOptions): vo
   if (!doc.has('mcpServers') || !isMap(doc.get('mcpServers')))
     doc.set('mcpServers', doc.createNode({}));
   doc.setIn(['mcpServers', name], doc.createNode(entry));
-  mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, doc.toString());
+  await saveConfig(file, doc.toString());
   if (options.json) {
     printJson({ added: name, file, entry });
     return;
@@ -166,7 +191,10 @@ export const mcpAdd = (name: string, command: string[], options: AddOptions): vo
 };
 
 /** `niffler mcp remove NAME [--scope repo|global]`: removes the entry, keeping the rest of the file. */
-export const mcpRemove = (name: string, options: GlobalOptions & { scope?: string }): void => {
+export const mcpRemove = async (
+  name: string,
+  options: GlobalOptions & { scope?: string },
+): Promise<void> => {
   const { file, scope } = scopeFile(options);
   const doc = readDocument(file);
   if (!doc.hasIn(['mcpServers', name]))
@@ -175,7 +203,7 @@ export const mcpRemove = (name: string, options: GlobalOptions & { scope?: strin
       `${tildify(file)} has no server "${name}"${scope === 'repo' ? '; for a global one add --scope global' : ''}`,
     );
   doc.deleteIn(['mcpServers', name]);
-  writeFileSync(file, doc.toString());
+  await saveConfig(file, doc.toString());
   if (options.json) printJson({ removed: name, file });
   else print(`removed "${name}" from ${tildify(file)}`);
 };

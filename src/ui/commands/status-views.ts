@@ -101,6 +101,8 @@ export const showMcpStatus = (result: McpStatusResult, options: { json?: boolean
     return;
   }
   print(mcpStatusTable(result.servers, { color: true }));
+  for (const server of result.servers)
+    if (server.logError) warn(`server "${server.name}": ${server.logError}`);
 };
 
 /** Prints `daemon/status`, or that no daemon runs for `root` (`status` null). */
@@ -133,6 +135,7 @@ export const showDaemonStatus = (
     `memory   ${formatBytes(status.memory.rssBytes)} RSS, ${formatBytes(status.memory.heapUsedBytes)} heap`,
   );
   print(`log      ${tildify(status.logFile)}`);
+  if (status.logError) warn(status.logError);
   print(
     'config   ' +
       (status.configFiles

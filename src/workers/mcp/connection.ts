@@ -35,6 +35,8 @@ export interface ConnectionContext {
   root: string;
   logsDir: string;
   outputsDir: string;
+  /** Where server process groups are recorded while they run; not recorded when absent. */
+  serversDir?: string | undefined;
   /** OAuth tokens and registrations; in memory only when absent. */
   authDir: string | undefined;
   maxOutputChars: number;
@@ -353,6 +355,8 @@ export class ServerConnection {
       fetch: authed?.fetch,
       root: this.ctx.root,
       killGraceMs: this.ctx.health.killGraceMs,
+      serversDir: this.ctx.serversDir,
+      spill: { dir: this.ctx.outputsDir, keepChars: () => this.ctx.maxOutputChars },
       onStderr: (text) => {
         this.log.write('stderr', text);
         this.stderrTail = [...this.stderrTail, ...text.split('\n').filter((l) => l.trim())].slice(

@@ -1,6 +1,7 @@
-import { appendFileSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { McpServerSpec } from '../protocol/mcp.ts';
+import { fsFailure, makeDirSync } from '../shared/fs-errors.ts';
 import { secretsFrom, serverSecretValues } from '../shared/redact.ts';
 
 const GENERATIONS = 3;
@@ -11,6 +12,8 @@ const GENERATIONS = 3;
  */
 export class RotatingLog {
   private size = -1;
+  /** Why the last write failed (file, errno in plain words); undefined once one succeeds. */
+  problem: string | undefined;
 
   constructor(
     readonly file: string,
@@ -29,15 +32,18 @@ export class RotatingLog {
       .join('');
     try {
       if (this.size < 0) {
-        mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+        makeDirSync(path.dirname(this.file));
         this.size = Math.max(0, statSize(this.file));
       }
       if (this.size + lines.length > this.maxBytes && this.size > 0) this.rotate();
       appendFileSync(this.file, lines, { mode: 0o600 });
       this.size += Buffer.byteLength(lines);
-    } catch {
-      // A full disk or a removed directory must not take the worker down; the next write retries.
+      this.problem = undefined;
+    } catch (error) {
+      // A full disk or a removed directory must not take the worker down; the next write retries,
+      // and `niffler mcp status` says what is wrong meanwhile.
       this.size = -1;
+      this.problem = fsFailure('write the log', this.file, error);
     }
   }
 

@@ -58,6 +58,7 @@ export class McpManager {
       root: data.root,
       logsDir: data.logsDir,
       outputsDir: data.outputsDir,
+      serversDir: data.serversDir,
       authDir: data.authDir,
       maxOutputChars: data.maxOutputChars ?? 30_000,
       maxLogBytes: data.maxLogBytes ?? 1024 * 1024,
@@ -79,7 +80,10 @@ export class McpManager {
   }
 
   status(): McpServerStatus[] {
-    return [...this.connections.values()].map((c) => c.status());
+    return [...this.connections.values()].map((c) => {
+      const status = c.status();
+      return c.log.problem ? { ...status, logError: c.log.problem } : status;
+    });
   }
 
   listTools(): McpToolInfo[] {

@@ -1,10 +1,24 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { killGroup, waitGroupGone } from '../shared/process-group.ts';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { makeDirSync } from '../shared/fs-errors.ts';
+import { outputName } from '../shared/output.ts';
+import {
+  forgetGroup,
+  killGroup,
+  processStartTime,
+  recordGroup,
+  selfAsOwner,
+  waitGroupGone,
+} from '../shared/process-group.ts';
+import { parentDeathWrapper } from './parent-death.ts';
+import { SpillingParser } from './spill-parser.ts';
 
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** A line longer than this is read by a SpillingParser as it arrives, not held whole. */
+const SPILL_AT_BYTES = 1024 * 1024;
 
 export { SAFE_ENV_KEYS, safeEnvironment } from '../shared/environment.ts';
 
@@ -15,6 +29,19 @@ export interface ProcessTransportOptions {
   env: Record<string, string>;
   /** Terminate → kill grace when closing. */
   killGraceMs: number;
+  /**
+   * Where the process group is recorded while it runs (`$NIFFLER_HOME/run/<key>.servers`), so a
+   * daemon that follows a killed one can end it; `label` names it there. Not recorded when absent.
+   */
+  record?: { dir: string; label: string };
+  /** Called when the group could not be recorded (a full or read-only disk). */
+  onRecordError?: (error: Error) => void;
+  /**
+   * Where the text of a tool result longer than `keepChars()` goes as it arrives (files named
+   * after `label` in `dir`): the message then carries its start (see spill.ts). Held whole when
+   * absent.
+   */
+  spill?: { dir: string; label: string; keepChars: () => number };
   onStderr: (text: string) => void;
   /** A stdout line that is not JSON-RPC: logged, never fatal. */
   onNoise: (line: string, error: unknown) => void;
@@ -30,11 +57,16 @@ export interface ProcessExit {
   limit?: string;
 }
 
+/** How long a closing server has to exit on the end of its input before SIGTERM. */
+const EOF_GRACE_MS = 250;
+
 /**
  * The SDK's stdio framing (`serializeMessage`, `deserializeMessage`) over a child that leads its own
- * process group, so closing ends the server and everything it spawned: stdin closed, SIGTERM to
- * the group, SIGKILL after the grace period. (The SDK's `StdioClientTransport` spawns in our
- * group and passes LOGNAME; we need neither.)
+ * process group, so closing ends the server and everything it spawned: stdin closed, then SIGTERM
+ * to the group, then SIGKILL after the grace period. The group is recorded under the run directory
+ * while it runs, and on Linux the server gets SIGKILL when the thread that started it ends
+ * (`setpriv --pdeathsig`): a killed daemon leaves nothing running that its successor cannot find.
+ * (The SDK's `StdioClientTransport` spawns in our group and passes LOGNAME; we need neither.)
  */
 export class ProcessTransport implements Transport {
   onclose?: () => void;
@@ -44,6 +76,8 @@ export class ProcessTransport implements Transport {
   private child: ChildProcess | undefined;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** The long line being read now, if any: its parser, or why it is being skipped. */
+  private large: { parser: SpillingParser; bytes: number; error?: unknown } | undefined;
   private exited: Promise<void> | undefined;
   exit: ProcessExit | undefined;
 
@@ -55,7 +89,12 @@ export class ProcessTransport implements Transport {
 
   start(): Promise<void> {
     if (this.child) throw new Error('ProcessTransport already started');
-    const { command, args, cwd, env } = this.options;
+    const { cwd, env } = this.options;
+    const [command, ...args] = parentDeathWrapper(
+      [this.options.command, ...this.options.args],
+      env['PATH'],
+      cwd,
+    ) as [string, ...string[]];
     return new Promise((resolve, reject) => {
       const child = spawn(command, args, {
         cwd,
@@ -71,7 +110,10 @@ export class ProcessTransport implements Transport {
         reject(error);
         this.onerror?.(error);
       });
-      child.once('spawn', () => resolve());
+      child.once('spawn', () => {
+        this.record(child.pid);
+        resolve();
+      });
       child.once('exit', (code, signal) => {
         const limit = this.options.explainExit?.({ code, signal });
         this.exit = { code, signal, ...(limit ? { limit } : {}) };
@@ -87,27 +129,83 @@ export class ProcessTransport implements Transport {
     });
   }
 
+  private record(pid: number | undefined): void {
+    const where = this.options.record;
+    if (!where || pid === undefined) return;
+    const failure = recordGroup(where.dir, {
+      pid,
+      start: processStartTime(pid),
+      label: where.label,
+      owner: selfAsOwner(),
+    });
+    if (failure) this.options.onRecordError?.(failure);
+  }
+
   // Lines are split here (not in the SDK's ReadBuffer) so a non-protocol line can be logged whole;
-  // partial lines are kept as a list of chunks so a large message is copied once.
+  // partial lines are kept as a list of chunks so a large message is copied once, and a long one
+  // goes through a SpillingParser as it arrives.
   private read(chunk: Buffer): void {
     let start = 0;
     for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, at);
+      start = at + 1;
+      if (this.large) {
+        this.endLarge(piece);
+        continue;
+      }
       const line = this.pending.length > 0 ? Buffer.concat([...this.pending, piece]) : piece;
       this.pending = [];
       this.pendingBytes = 0;
-      start = at + 1;
       this.handleLine(line.toString('utf8').replace(/\r$/, ''));
     }
     if (start >= chunk.length) return;
-    this.pending.push(chunk.subarray(start));
-    this.pendingBytes += chunk.length - start;
-    if (this.pendingBytes > MAX_LINE_BYTES) {
+    const rest = chunk.subarray(start);
+    if (this.large) return this.pushLarge(rest);
+    this.pending.push(rest);
+    this.pendingBytes += rest.length;
+    const spill = this.options.spill;
+    if (spill && this.pendingBytes > SPILL_AT_BYTES) {
+      const parser = new SpillingParser(spill.keepChars(), () => {
+        makeDirSync(spill.dir);
+        return outputName(spill.dir, spill.label);
+      });
+      this.large = { parser, bytes: 0 };
+      const held = this.pending;
+      this.pending = [];
+      this.pendingBytes = 0;
+      for (const part of held) this.pushLarge(part);
+    } else if (this.pendingBytes > MAX_LINE_BYTES) {
       this.pending = [];
       this.pendingBytes = 0;
       this.onerror?.(new Error(`a stdout line passed ${MAX_LINE_BYTES} bytes without a newline`));
       void this.close();
     }
+  }
+
+  private pushLarge(part: Buffer): void {
+    const large = this.large!;
+    large.bytes += part.length;
+    if (large.error !== undefined) return;
+    try {
+      large.parser.push(part);
+    } catch (error) {
+      large.error = error;
+    }
+  }
+
+  private endLarge(last: Buffer): void {
+    this.pushLarge(last);
+    const large = this.large!;
+    this.large = undefined;
+    let message: JSONRPCMessage | undefined;
+    let failure = large.error;
+    try {
+      if (failure === undefined) message = JSONRPCMessageSchema.parse(large.parser.end());
+    } catch (error) {
+      failure = error;
+    }
+    if (message) this.onmessage?.(message);
+    else this.options.onNoise(`(a line of ${large.bytes} bytes)`, failure);
   }
 
   private handleLine(line: string): void {
@@ -132,8 +230,9 @@ export class ProcessTransport implements Transport {
   }
 
   /**
-   * Ends the process group: stdin closed and SIGTERM, SIGKILL after the grace period, and then
-   * waits until no process of the group runs (the leader may be gone while its children live on).
+   * Ends the process group: stdin closed; SIGTERM to the group if the server has not exited a
+   * moment later; SIGKILL after the grace period; then waits until no process of the group runs
+   * (the leader may be gone while its children live on), and forgets the group's record.
    */
   async close(): Promise<void> {
     const child = this.child;
@@ -142,6 +241,14 @@ export class ProcessTransport implements Transport {
     const pid = child.pid;
     child.stdin?.end();
     if (pid !== undefined && !this.exit) {
+      const waited = new AbortController();
+      const grace = delay(Math.min(EOF_GRACE_MS, this.options.killGraceMs), undefined, {
+        signal: waited.signal,
+      });
+      await Promise.race([closed, grace.catch(() => {})]);
+      waited.abort();
+    }
+    if (pid !== undefined && !this.exit) {
       killGroup(pid, 'SIGTERM');
       const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), this.options.killGraceMs);
       await closed;
@@ -149,6 +256,7 @@ export class ProcessTransport implements Transport {
     }
     if (pid !== undefined && killGroup(pid, 'SIGKILL'))
       await waitGroupGone(pid, this.options.killGraceMs);
+    if (pid !== undefined && this.options.record) forgetGroup(this.options.record.dir, pid);
     this.pending = [];
   }
 }

@@ -12,6 +12,10 @@ import { serverLaunch } from './server-launch.ts';
 export interface TransportHooks {
   root: string;
   killGraceMs: number;
+  /** Where stdio servers' process groups are recorded while they run (see ProcessTransport). */
+  serversDir?: string | undefined;
+  /** Where a stdio server's long result text goes as it arrives (see ProcessTransport). */
+  spill?: { dir: string; keepChars: () => number } | undefined;
   onStderr: (text: string) => void;
   onNoise: (line: string, error: unknown) => void;
   /** The fetch of an OAuth-protected server (`authorizedFetch`); plain `fetch` when absent. */
@@ -56,6 +60,10 @@ const transportFor = (
         cwd,
         env: launch.env,
         killGraceMs: hooks.killGraceMs,
+        ...(hooks.serversDir ? { record: { dir: hooks.serversDir, label: spec.name } } : {}),
+        ...(hooks.spill ? { spill: { ...hooks.spill, label: spec.name } } : {}),
+        onRecordError: (error) =>
+          hooks.onStderr(`[niffler] could not record the server's process: ${error.message}\n`),
         onStderr: launch.onStderr,
         onNoise: hooks.onNoise,
         explainExit: launch.explainExit,

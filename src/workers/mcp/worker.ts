@@ -170,5 +170,7 @@ port.on('message', receive);
 // If the thread is torn down without a shutdown request, no server process outlives it.
 process.on('exit', () => manager.killAll());
 
-manager.startAll();
+// Ready first: main goes on (its socket, its engine) while the servers are being spawned; its
+// requests are read only after they all have been.
 post({ type: 'ready' });
+manager.startAll();

@@ -82,6 +82,11 @@ export interface McpWorkerData {
   logsDir: string;
   /** Where results over `maxOutputChars` are saved (`$NIFFLER_HOME/outputs/<workspace-key>`). */
   outputsDir: string;
+  /**
+   * `$NIFFLER_HOME/run/<key>.servers`: a record of each server process group while it runs, so
+   * the next daemon can end what a killed one left. Nothing is recorded when absent.
+   */
+  serversDir?: string;
   /** `$NIFFLER_HOME/auth`: OAuth tokens and registrations (0600), one file per server URL. */
   authDir?: string;
   logLevel: McpLogLevel;
@@ -173,6 +178,8 @@ export interface McpServerStatus extends McpCallMetrics {
   /** Per tool, by the server's own tool name. */
   toolMetrics: Record<string, McpCallMetrics>;
   logFile: string;
+  /** Why the server's log cannot be written now (file and errno in plain words). */
+  logError?: string;
   /** While an authorization waits for the user: the URL to open in a browser. */
   authUrl?: string;
   /** How its process is confined (from its spec): `bwrap` when sandboxed, and its limits. */

@@ -13,6 +13,8 @@ export type ErrorCode =
   | 'tool-failed'
   | 'tool-denied'
   | 'daemon-unreachable'
+  /** The daemon took the connection and then said nothing within the deadline (stopped, stuck). */
+  | 'daemon-unresponsive'
   | 'worker-exited'
   | 'timeout'
   | 'canceled'

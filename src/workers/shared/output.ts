@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import { describeFsError, makeDirSync } from './fs-errors.ts';
 import path from 'node:path';
 
 /** Where a cut output is saved and how much of it the model is shown. */
@@ -15,14 +16,19 @@ export interface CapOptions {
 }
 
 /**
- * A fresh file under `outputsDir` (created 0700) for the whole output of one call:
+ * A fresh name under `outputsDir` for the whole output of one call:
  * `<label>-<ISO time>-<6 hex>.txt`, the label reduced to `[A-Za-z0-9_-]` and 80 characters.
  */
-export const outputFile = async (outputsDir: string, label: string): Promise<string> => {
-  await mkdir(outputsDir, { recursive: true, mode: 0o700 });
+export const outputName = (outputsDir: string, label: string): string => {
   const safe = label.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 80);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   return path.join(outputsDir, `${safe}-${stamp}-${randomBytes(3).toString('hex')}.txt`);
+};
+
+/** `outputName`, with `outputsDir` made (0700) first; fails with the real errno. */
+export const outputFile = async (outputsDir: string, label: string): Promise<string> => {
+  makeDirSync(outputsDir);
+  return outputName(outputsDir, label);
 };
 
 /**
@@ -52,7 +58,7 @@ export const shortCutNote = (shown: number, total: number, savedTo: string): str
 /**
  * Caps `text` at `options.maxChars`. When it is longer, the whole text is saved under the outputs
  * directory (mode 0600) and the returned output is its start followed by a note saying where and
- * how to page through the rest.
+ * how to page through the rest — or, when the disk will not take it, why the rest is lost.
  */
 export const capOutput = async (
   text: string,
@@ -60,8 +66,16 @@ export const capOutput = async (
 ): Promise<{ output: string; savedTo?: string }> => {
   const max = options.maxChars;
   if (text.length <= max) return { output: text };
-  const savedTo = await outputFile(options.outputsDir, options.label);
-  await writeFile(savedTo, text, { mode: 0o600 });
+  let savedTo: string | undefined;
+  try {
+    savedTo = await outputFile(options.outputsDir, options.label);
+    await writeFile(savedTo, text, { mode: 0o600 });
+  } catch (error) {
+    if (savedTo) await rm(savedTo, { force: true });
+    return {
+      output: `${text.slice(0, max)}\n\n[output cut at ${max} of ${text.length} characters; the rest is lost: could not save it in ${options.outputsDir}: ${describeFsError(error)}]`,
+    };
+  }
   const note =
     options.note === 'short'
       ? shortCutNote(max, text.length, savedTo)

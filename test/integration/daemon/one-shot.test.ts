@@ -256,13 +256,13 @@ describe('the one-shot client of the one-question commands', () => {
     server.listen(socketPath);
     await once(server, 'listening');
     onTestFinished(() => void server.close());
-    const error = await askOnce(socketPath, 'test', 'mcp/status', {}, 50).catch((e: unknown) => e);
+    const error = await askOnce(socketPath, 'test', 'mcp/status', {}, { timeoutMs: 50 }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(NifflerError);
     expect(error).toMatchObject({
-      code: 'daemon-unreachable',
-      message: expect.stringMatching(
-        /took the connection but did not answer within 0\.05 s; it may be stopped or stuck/,
-      ),
+      code: 'daemon-unresponsive',
+      message: `the niffler daemon on ${socketPath} is not responding (no answer within 0.05 s); run niffler daemon restart, or niffler daemon stop --force, or run this with --no-daemon`,
     });
   });
 

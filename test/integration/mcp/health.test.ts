@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { fixtureSpec } from '../../fixtures/mcp/servers.ts';
 import { isAlive, ready, startHost } from './helpers.ts';
@@ -179,5 +180,28 @@ describe('health: crashes, restarts, hangs, orphans', () => {
     expect(result.output.startsWith('line 1\nline 2\n')).toBe(true);
     expect(result.output).toContain(`the whole output is saved in ${result.savedTo}`);
     expect(result.output.length).toBeLessThan(1_200);
+  });
+
+  it('writes a result of megabytes to its file as it arrives; one file per call, whole', async () => {
+    const { host, data } = await startHost([fixtureSpec('huge')], { maxOutputChars: 1_000 });
+    onTestFinished(() => host.close());
+    await ready(host, 'huge');
+    const lines = (n: number, prefix = '') =>
+      Array.from({ length: n }, (_, i) => `${prefix}line ${i + 1}`).join('\n');
+    const one = await host.callTool('huge__huge', { lines: 200_000 });
+    expect(one).toMatchObject({ ok: true, savedTo: expect.stringContaining('huge__huge-') });
+    if (!one.ok) return;
+    expect(readFileSync(one.savedTo!, 'utf8')).toBe(lines(200_000));
+    expect(one.output).toBe(
+      `${lines(200_000).slice(0, 1_000)}\n\n[output cut at 1000 of ${lines(200_000).length} characters; the whole output is saved in ${one.savedTo}; page it with read_file offset/limit]`,
+    );
+    const two = await host.callTool('huge__huge', { lines: 150_000, blocks: 2 });
+    if (!two.ok) throw new Error(two.error.message);
+    expect(readFileSync(two.savedTo!, 'utf8')).toBe(
+      `${lines(150_000)}\n${lines(150_000, 'block 2 ')}`,
+    );
+    expect(readdirSync(data.outputsDir).sort()).toEqual(
+      [one.savedTo!, two.savedTo!].map((f) => path.basename(f)).sort(),
+    );
   });
 });
