@@ -2,6 +2,7 @@ import type { McpServerStatus, McpToolInfo, McpTransportKind } from '../workers/
 import type { ChatMessage, Usage } from '../workers/protocol/api.ts';
 import type { McpElicitation, McpElicitationAnswer } from '../workers/protocol/mcp.ts';
 import type { ToolResult } from '../workers/protocol/tool-result.ts';
+import type { ContextUse } from './engine/context/tokens.ts';
 
 /**
  * Front-end ⇄ engine protocol: JSON-RPC 2.0 method names with their params and results. The same
@@ -43,6 +44,11 @@ export interface EngineCalls {
    */
   'session/prompt': { params: PromptParams; result: TurnSummary };
   'session/list': { params: Record<string, never>; result: SessionSummary[] };
+  /** Compacts a session now (`/compact [focus]`): what was done, in words. */
+  'session/compact': {
+    params: { sessionId: string; focus?: string };
+    result: { notes: string[] };
+  };
   /** Switches servers or tools off (or back on) for this session. */
   'session/toggle': {
     params: { sessionId: string; name: string; enabled: boolean };
@@ -169,6 +175,8 @@ export type SessionEvent =
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'notice'; level: 'info' | 'warn'; text: string }
   | { type: 'usage'; usage: Usage; costUsd?: number }
+  /** What the request just sent weighs against the model's window, and on what. */
+  | { type: 'context'; use: ContextUse; window: number }
   | { type: 'turn-end'; summary: TurnSummary };
 
 export type EngineMethod = keyof EngineCalls;

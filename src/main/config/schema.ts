@@ -43,6 +43,8 @@ export const McpServerSchema = z
     excludeTools: z.array(z.string()).optional(),
     maxConcurrency: z.number().int().positive().optional(),
     autoStart: z.boolean().optional(),
+    /** Its tools are always sent whole, never deferred behind `tool_search`. */
+    alwaysLoad: z.boolean().optional(),
     /** Tools of this server run without asking (like `tools.policy: { "name__*": allow }`). */
     trust: z.boolean().optional(),
     /** stdio only: run in bubblewrap (true, or what it may write and whether it has network). */
@@ -145,7 +147,13 @@ export const ToolsSchema = z.strictObject({
         .default([]),
     })
     .prefault({}),
-  search: z
+  /**
+   * MCP tool definitions deferred behind `tool_search`: `auto` once they pass a tenth of the
+   * model's context window, `always`, or `never`.
+   */
+  search: z.enum(['auto', 'always', 'never']).default('auto'),
+  /** What one grep or glob may take. */
+  searchLimits: z
     .strictObject({
       /** Seconds a grep or glob may run; its worker is ended after. */
       timeout: z.number().positive().default(30),
@@ -199,6 +207,17 @@ export const ConfigSchema = z.strictObject({
       maxSteps: z.number().int().positive().default(50),
       /** Branch, upstream, short status and recent commits at the end of the system prompt. */
       git: z.boolean().default(true),
+      compaction: z
+        .strictObject({
+          /**
+           * Share of the context window at which old tool outputs are cleared and older turns
+           * summarized; `false`: only when a request would not fit at all.
+           */
+          threshold: z.union([z.number().gt(0).lt(1), z.literal(false)]).default(0.8),
+          /** The model that writes summaries (a key of `models`); default: the session's. */
+          model: z.string().optional(),
+        })
+        .prefault({}),
     })
     .prefault({}),
   daemon: z

@@ -60,6 +60,7 @@ const METHODS: EngineMethod[] = [
   'session/open',
   'session/prompt',
   'session/list',
+  'session/compact',
   'session/toggle',
   'config/reload',
   'trust/accept',

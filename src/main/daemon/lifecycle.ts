@@ -47,7 +47,9 @@ export function connectDaemon(options: ConnectOptions): Promise<EngineClient | n
 export async function connectDaemon(options: ConnectOptions): Promise<EngineClient | null> {
   const paths = nifflerPaths(options.root, options.env);
   const timeoutMs = daemonTimeoutMs(options.env);
-  for (let attempt = 0; attempt < 3; attempt++) {
+  // The longest way: a daemon of another version answers and leaves; the one we start finds it
+  // still holding the lock while it stops; the next one starts; then we connect — four rounds.
+  for (let attempt = 0; attempt < 4; attempt++) {
     const existing = await tryConnect(paths, timeoutMs);
     if (existing) {
       const hello = await existing.hello(options.client ?? 'cli').catch((error: unknown) => {

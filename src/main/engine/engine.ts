@@ -18,6 +18,7 @@ import { ApiHost, resolveModelSpec } from '../threads/api.ts';
 import { McpHost, mcpWorkerData } from '../threads/mcp.ts';
 import { ToolsHost } from '../threads/tools.ts';
 import { ApprovalStore } from './approvals.ts';
+import { ContextWindows } from './context/window.ts';
 import { watchConfigFiles } from './config-watch.ts';
 import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
 import { Session, type SessionDeps } from './session.ts';
@@ -65,6 +66,7 @@ export class Engine implements EngineHandlers {
   readonly #clients = new Set<AttachedClient>();
   readonly #sessions = new Map<string, Session>();
   readonly #active = new Map<string, ActiveTurn>();
+  readonly #windows = new ContextWindows();
   #stopWatching: () => void = () => {};
   #closed = false;
 
@@ -233,6 +235,18 @@ export class Engine implements EngineHandlers {
     },
     'session/list': async () =>
       listSessions(this.paths.sessionsDir).map(({ file: _file, ...summary }) => summary),
+    'session/compact': async ({ sessionId, focus }, { client, signal }) => {
+      const session = this.#session(sessionId);
+      const notes = await session.compact(
+        focus,
+        {
+          emit: (event) => client.notify('session/event', { sessionId: session.id, event }),
+          ask: (method, p, s) => client.ask(method, p, s),
+        },
+        signal,
+      );
+      return { notes };
+    },
     'session/toggle': async ({ sessionId, name, enabled }) => {
       const session = this.#session(sessionId);
       if (enabled) session.disabled.delete(name);
@@ -258,6 +272,8 @@ export class Engine implements EngineHandlers {
       root: this.options.root,
       home: this.paths.home,
       sessionsDir: this.paths.sessionsDir,
+      outputsDir: this.paths.outputsDir,
+      windows: this.#windows,
       api: this.api,
       tools: this.tools,
       mcp: this.mcp,

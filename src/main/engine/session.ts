@@ -1,18 +1,25 @@
-import type {
-  ChatMessage,
-  LlmEvent,
-  ModelSpec,
-  StreamRequest,
-  ToolCall,
-  Usage,
-} from '../../workers/protocol/api.ts';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ChatMessage, ModelSpec, ToolCall, Usage } from '../../workers/protocol/api.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { NifflerError, toWire } from '../errors.ts';
 import { fail } from '../../workers/protocol/tool-result.ts';
 import type { PromptParams, TurnOutcome, TurnSummary } from '../protocol.ts';
 import { VERSION } from '../version.ts';
 import type { ApprovalStore } from './approvals.ts';
+import type { CompactionMarker } from './context/compaction.ts';
+import { ContextKeeper, type Fitted } from './context/keeper.ts';
 import { buildSystemPrompt } from './context/prompt.ts';
+import { withToolSearch } from './context/request.ts';
+import type { ContextWindows } from './context/window.ts';
+import {
+  addUsage,
+  isContextOverflow,
+  streamStep,
+  zeroUsage,
+  type LlmStreamer,
+  type StepResult,
+} from './step.ts';
 import {
   buildToolTable,
   runToolCalls,
@@ -26,11 +33,6 @@ import { newSessionId, readTranscript, Transcript, type TranscriptEntry } from '
 
 export type { BuiltinTools, McpTools, TurnIO } from './tool-calls.ts';
 
-/** The API worker as the loop sees it. */
-export interface LlmStreamer {
-  stream(request: StreamRequest, signal: AbortSignal): AsyncIterable<LlmEvent>;
-}
-
 export interface SessionDeps {
   root: string;
   /** `$NIFFLER_HOME`: the user's own instruction files. */
@@ -42,19 +44,53 @@ export interface SessionDeps {
   approvals: ApprovalStore;
   config: () => LoadedConfig;
   resolveModel: (name: string) => ModelSpec;
+  /** Context windows of models, asked of their providers once per daemon. */
+  windows: ContextWindows;
+  /** Where a cleared tool output is saved (the model may read it there). */
+  outputsDir: string;
 }
 
-const zeroUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0 });
-const addUsage = (a: Usage, b: Usage): Usage => ({
-  inputTokens: a.inputTokens + b.inputTokens,
-  outputTokens: a.outputTokens + b.outputTokens,
-  ...(a.cacheReadTokens !== undefined || b.cacheReadTokens !== undefined
-    ? { cacheReadTokens: (a.cacheReadTokens ?? 0) + (b.cacheReadTokens ?? 0) }
-    : {}),
-  ...(a.reasoningTokens !== undefined || b.reasoningTokens !== undefined
-    ? { reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0) }
-    : {}),
-});
+/** A model resolved for a turn, with the context window it has. */
+type TurnModel = ModelSpec & { contextWindow: number };
+
+/** What a turn keeps as it goes. */
+interface TurnState {
+  number: number;
+  modelName: string;
+  usage: Usage;
+  steps: number;
+  denied: string[];
+  lastText: string;
+  /** Tools `tool_search` loaded: sent whole for the rest of the turn. */
+  loadedTools: Set<string>;
+}
+
+/** The system prompt of a turn, and how much of it is instruction files. */
+interface TurnPrompt {
+  text: string;
+  instructionChars: number;
+}
+
+/** The compactions a transcript records, in order; ones that cannot be read are counted, not used. */
+const compactionMarkers = (
+  entries: TranscriptEntry[],
+): { markers: CompactionMarker[]; broken: number } => {
+  const markers: CompactionMarker[] = [];
+  let broken = 0;
+  for (const entry of entries) {
+    if (entry.type !== 'compaction') continue;
+    const marker = entry.marker as Partial<CompactionMarker> | undefined;
+    const valid =
+      marker &&
+      Array.isArray(marker.cleared) &&
+      marker.cleared.every((c) => typeof c?.id === 'string' && typeof c.file === 'string') &&
+      (marker.summary === undefined ||
+        (typeof marker.summary === 'string' && Number.isInteger(marker.summarizedTurns)));
+    if (valid) markers.push(marker as CompactionMarker);
+    else broken++;
+  }
+  return { markers, broken };
+};
 
 /**
  * One conversation: its history, transcript and per-session tool switches. `prompt` runs a turn:
@@ -75,6 +111,8 @@ export class Session {
   #promptNotes = '';
   /** The first disk fault of this turn's transcript writes: the turn goes on, its summary says it. */
   #diskError: string | undefined;
+  /** Compactions so far and the token calibration: what a request carries of the history. */
+  readonly #context: ContextKeeper;
 
   private constructor(
     readonly id: string,
@@ -82,9 +120,49 @@ export class Session {
     private readonly transcript: Transcript,
     messages: ChatMessage[],
     turn: number,
+    markers: CompactionMarker[] = [],
   ) {
     this.messages = messages;
     this.#turn = turn;
+    this.#context = new ContextKeeper(
+      {
+        saveOutput: (callId, text) => this.#saveOutput(callId, text),
+        summarize: (request, signal) => this.#summarize(request, signal),
+      },
+      markers,
+    );
+  }
+
+  /** Saves a cleared tool output where the model can read it again. */
+  #saveOutput(callId: string, text: string): string {
+    const file = path.join(
+      this.deps.outputsDir,
+      `${this.id}-${callId.replace(/[^\w.-]/g, '_')}.txt`,
+    );
+    try {
+      writeFileSync(file, text, { mode: 0o600 });
+      return file;
+    } catch (error) {
+      return `(not saved: ${(error as Error).message}; it is still in the session's transcript)`;
+    }
+  }
+
+  /** Asks the compaction model (`agent.compaction.model`, else the session's) for a summary. */
+  async #summarize(request: ChatMessage[], signal: AbortSignal): Promise<string> {
+    const config = this.deps.config().config;
+    const name = config.agent.compaction.model ?? config.model;
+    const model = this.deps.resolveModel(name);
+    let text = '';
+    for await (const event of this.deps.api.stream(
+      {
+        model: { ...model, maxTokens: 4096, toolProtocol: 'native' },
+        messages: request,
+        tools: [],
+      },
+      signal,
+    ))
+      if (event.type === 'text') text += event.text;
+    return text;
   }
 
   static create(deps: SessionDeps): Session {
@@ -111,7 +189,8 @@ export class Session {
     const lastTurn = Math.max(0, ...loaded.entries.map((e) => ('turn' in e ? e.turn : 0)));
     const paired = pairToolResults(loaded.messages);
     const transcript = Transcript.open(deps.sessionsDir, id);
-    const session = new Session(id, deps, transcript, paired.messages, lastTurn);
+    const { markers, broken } = compactionMarkers(loaded.entries);
+    const session = new Session(id, deps, transcript, paired.messages, lastTurn, markers);
     const time = new Date().toISOString();
     for (const message of paired.added)
       transcript.append({ type: 'message', time, turn: lastTurn, message });
@@ -123,6 +202,10 @@ export class Session {
       );
     if (paired.dropped)
       warnings.push(`${paired.dropped} tool result(s) without their call were left out`);
+    if (broken)
+      warnings.push(
+        `${broken} compaction record(s) of this session could not be read and were skipped: the messages they compacted are sent whole again (the next compaction makes up for it)`,
+      );
     return { session, warnings };
   }
 
@@ -191,121 +274,281 @@ export class Session {
     const config = this.deps.config().config;
     this.#running = true;
     const modelName = params.model ?? config.model;
-    const turn = ++this.#turn;
-    let usage = zeroUsage();
-    let steps = 0;
-    const denied: string[] = [];
-    let lastText = '';
-    this.#diskError = undefined;
-    const end = async (outcome: TurnOutcome, failure?: string): Promise<TurnSummary> => {
-      let error = failure;
-      const prices = config.models[modelName]?.prices;
-      const costUsd = prices
-        ? (usage.inputTokens * prices.input + usage.outputTokens * prices.output) / 1e6
-        : undefined;
-      this.usage = addUsage(this.usage, usage);
-      if (costUsd !== undefined) this.costUsd += costUsd;
-      this.#ended++;
-      const summary: TurnSummary = {
-        outcome,
-        text: lastText,
-        usage,
-        steps,
-        denied,
-        ...(costUsd !== undefined ? { costUsd } : {}),
-        ...(error ? { error } : {}),
-      };
-      this.transcript.append({
-        type: 'turn-end',
-        time: new Date().toISOString(),
-        turn,
-        outcome,
-        usage,
-        steps,
-        ...(costUsd !== undefined ? { costUsd } : {}),
-        ...(error ? { error } : {}),
-      });
-      await this.#flush();
-      if (this.#diskError) {
-        // The answer still reaches the user; the summary says the transcript is incomplete.
-        error = [error, this.#diskError].filter(Boolean).join('\n');
-        summary.outcome = 'error';
-        summary.error = error;
-      }
-      io.emit({ type: 'turn-end', summary });
-      this.#running = false;
-      return summary;
+    const turn: TurnState = {
+      number: ++this.#turn,
+      modelName,
+      usage: zeroUsage(),
+      steps: 0,
+      denied: [],
+      lastText: '',
+      loadedTools: new Set(),
     };
+    this.#diskError = undefined;
     try {
-      const model = this.deps.resolveModel(modelName);
+      const model = await this.#turnModel(modelName);
       this.transcript.append({
         type: 'turn-start',
         time: new Date().toISOString(),
-        turn,
+        turn: turn.number,
         model: modelName,
       });
-      io.emit({ type: 'turn-start', turn, model: modelName });
+      io.emit({ type: 'turn-start', turn: turn.number, model: modelName });
       for (const text of notices) io.emit({ type: 'notice', level: 'warn', text });
       this.#record({ role: 'user', content: params.text });
-      let table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
-      const system = await this.#systemPrompt(table.size > 0, params, io, signal);
-      for (steps = 1; steps <= config.agent.maxSteps; steps++) {
-        if (signal.aborted) return await end('cancelled');
-        // Everything so far is on disk before the model is asked again.
-        await this.#flush();
-        // The tools of a server that became ready meanwhile join this request.
-        if (steps > 1) table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
-        const step = await this.#stream(model, system, table, io, signal);
-        usage = addUsage(usage, step.usage);
-        io.emit({ type: 'usage', usage });
-        const calls = [...step.calls];
-        if (step.text || step.reasoning || calls.length)
-          this.#record(
-            {
-              role: 'assistant',
-              content: step.text,
-              ...(step.reasoning ? { reasoning: step.reasoning } : {}),
-              ...(calls.length ? { toolCalls: calls } : {}),
-            },
-            { model: modelName, usage: step.usage },
-          );
-        if (step.text) lastText = step.text;
-        if (step.cancelled) {
-          this.#fillMissing(calls, 'the turn was cancelled before this call ran');
-          return await end('cancelled');
-        }
-        if (calls.length === 0) return await end('answered');
-        const results = await runToolCalls(
-          calls,
-          step.invalid,
-          table,
-          {
-            sessionId: this.id,
-            tools: this.deps.tools,
-            mcp: this.deps.mcp,
-            approvals: this.deps.approvals,
-            config: this.deps.config(),
-            params,
-            io,
-            signal,
-          },
-          denied,
-        );
-        for (const { call, result } of results)
-          this.#record({ role: 'tool', toolCallId: call.id, name: call.name, result });
-        if (signal.aborted) return await end('cancelled');
-      }
-      steps = config.agent.maxSteps;
-      io.emit({
-        type: 'notice',
-        level: 'warn',
-        text: `stopped after ${steps} steps (agent.maxSteps); send "continue" to let the model go on`,
-      });
-      return await end('max-steps');
+      return await this.#loop(turn, model, params, io, signal);
     } catch (error) {
-      if (signal.aborted) return await end('cancelled');
+      if (signal.aborted) return await this.#end(turn, 'cancelled', io);
       // The error travels in the turn's summary, once (a notice as well showed it twice).
-      return await end('error', toWire(error).message);
+      return await this.#end(turn, 'error', io, toWire(error).message);
+    }
+  }
+
+  /** Steps until the model answers, the turn is cancelled, or `agent.maxSteps`. */
+  async #loop(
+    turn: TurnState,
+    model: TurnModel,
+    params: PromptParams,
+    io: TurnIO,
+    signal: AbortSignal,
+  ): Promise<TurnSummary> {
+    const { maxSteps } = this.deps.config().config.agent;
+    let table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
+    const system = await this.#systemPrompt(table.size > 0, params, io, signal);
+    for (turn.steps = 1; turn.steps <= maxSteps; turn.steps++) {
+      if (signal.aborted) return await this.#end(turn, 'cancelled', io);
+      // Everything so far is on disk before the model is asked again.
+      await this.#flush();
+      // The tools of a server that became ready meanwhile join this request.
+      if (turn.steps > 1)
+        table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
+      const { step, tools } = await this.#step(turn, model, system, table, io, signal);
+      const outcome = await this.#afterStep(turn, step, tools, params, io, signal);
+      if (outcome) return await this.#end(turn, outcome, io);
+    }
+    turn.steps = maxSteps;
+    io.emit({
+      type: 'notice',
+      level: 'warn',
+      text: `stopped after ${maxSteps} steps (agent.maxSteps); send "continue" to let the model go on`,
+    });
+    return await this.#end(turn, 'max-steps', io);
+  }
+
+  /** Records what the model said and runs its calls; an outcome when the turn ends here. */
+  async #afterStep(
+    turn: TurnState,
+    step: StepResult,
+    table: ToolTable,
+    params: PromptParams,
+    io: TurnIO,
+    signal: AbortSignal,
+  ): Promise<TurnOutcome | undefined> {
+    turn.usage = addUsage(turn.usage, step.usage);
+    io.emit({ type: 'usage', usage: turn.usage });
+    const calls = [...step.calls];
+    if (step.text || step.reasoning || calls.length)
+      this.#record(
+        {
+          role: 'assistant',
+          content: step.text,
+          ...(step.reasoning ? { reasoning: step.reasoning } : {}),
+          ...(calls.length ? { toolCalls: calls } : {}),
+        },
+        { model: turn.modelName, usage: step.usage },
+      );
+    if (step.text) turn.lastText = step.text;
+    if (step.cancelled) {
+      this.#fillMissing(calls, 'the turn was cancelled before this call ran');
+      return 'cancelled';
+    }
+    if (calls.length === 0) return 'answered';
+    const results = await runToolCalls(
+      calls,
+      step.invalid,
+      table,
+      {
+        sessionId: this.id,
+        tools: this.deps.tools,
+        mcp: this.deps.mcp,
+        approvals: this.deps.approvals,
+        config: this.deps.config(),
+        params,
+        io,
+        signal,
+      },
+      turn.denied,
+    );
+    for (const { call, result } of results)
+      this.#record({ role: 'tool', toolCallId: call.id, name: call.name, result });
+    return signal.aborted ? 'cancelled' : undefined;
+  }
+
+  /**
+   * One request to the model: its tools planned (deferred behind `tool_search` when many), the
+   * conversation fitted to the window (compacting when it must), then streamed. A provider that
+   * still finds it too long gets a compacted one again, twice at most.
+   */
+  async #step(
+    turn: TurnState,
+    model: TurnModel,
+    system: TurnPrompt,
+    table: ToolTable,
+    io: TurnIO,
+    signal: AbortSignal,
+  ): Promise<{ step: StepResult; tools: ToolTable }> {
+    const loaded = this.deps.config();
+    const tools = withToolSearch(table, loaded, model.contextWindow, turn.loadedTools);
+    for (let attempt = 0; ; attempt++) {
+      const fitted = await this.#fit(model, system, tools.plan.offered, io, signal, attempt > 0);
+      try {
+        const step = await streamStep(
+          this.deps.api,
+          {
+            model,
+            messages: [{ role: 'system', content: fitted.system }, ...fitted.messages],
+            tools: tools.plan.offered,
+          },
+          tools.table,
+          io,
+          signal,
+        );
+        this.#context.calibration.learn(
+          fitted.use.total / this.#context.calibration.scale,
+          step.usage,
+        );
+        return { step, tools: tools.table };
+      } catch (error) {
+        if (attempt >= 2 || signal.aborted || !isContextOverflow(error)) throw error;
+        io.emit({
+          type: 'notice',
+          level: 'warn',
+          text: `the model found the request too long; compacting and trying again`,
+        });
+      }
+    }
+  }
+
+  /** Fits the conversation to the window, records what compaction did, and says what it weighs. */
+  async #fit(
+    model: TurnModel,
+    system: TurnPrompt,
+    tools: Parameters<ContextKeeper['view']>[0]['tools'],
+    io: TurnIO,
+    signal: AbortSignal,
+    force: boolean,
+    focus?: string,
+  ): Promise<Fitted> {
+    const { threshold } = this.deps.config().config.agent.compaction;
+    const fitted = await this.#context.fit(
+      {
+        history: this.messages,
+        system: system.text,
+        instructionChars: system.instructionChars,
+        tools,
+      },
+      {
+        window: model.contextWindow,
+        reserve: Math.min(model.maxTokens ?? 8192, Math.floor(model.contextWindow * 0.25)),
+        threshold,
+        signal,
+        ...(force ? { force: focus ? { focus } : {} } : {}),
+      },
+    );
+    for (const marker of fitted.compactions) this.#recordCompaction(marker);
+    for (const text of fitted.notes) io.emit({ type: 'notice', level: 'info', text });
+    io.emit({ type: 'context', use: fitted.use, window: model.contextWindow });
+    return fitted;
+  }
+
+  #recordCompaction(marker: CompactionMarker): void {
+    this.transcript.append({
+      type: 'compaction',
+      time: new Date().toISOString(),
+      turn: this.#turn,
+      marker,
+    });
+  }
+
+  /** The model of a turn, with its context window (from the config, the provider, or a default). */
+  async #turnModel(name: string): Promise<TurnModel> {
+    const model = this.deps.resolveModel(name);
+    const configured = this.deps.config().config.models[name]?.contextWindow;
+    const { tokens } = await this.deps.windows.resolve(model, configured);
+    return { ...model, contextWindow: tokens };
+  }
+
+  /** Ends the turn: its summary, its record in the transcript, the front-end told. */
+  async #end(
+    turn: TurnState,
+    outcome: TurnOutcome,
+    io: TurnIO,
+    failure?: string,
+  ): Promise<TurnSummary> {
+    let error = failure;
+    const prices = this.deps.config().config.models[turn.modelName]?.prices;
+    const { usage, steps, denied } = turn;
+    const costUsd = prices
+      ? (usage.inputTokens * prices.input + usage.outputTokens * prices.output) / 1e6
+      : undefined;
+    this.usage = addUsage(this.usage, usage);
+    if (costUsd !== undefined) this.costUsd += costUsd;
+    this.#ended++;
+    const summary: TurnSummary = {
+      outcome,
+      text: turn.lastText,
+      usage,
+      steps,
+      denied,
+      ...(costUsd !== undefined ? { costUsd } : {}),
+      ...(error ? { error } : {}),
+    };
+    this.transcript.append({
+      type: 'turn-end',
+      time: new Date().toISOString(),
+      turn: turn.number,
+      outcome,
+      usage,
+      steps,
+      ...(costUsd !== undefined ? { costUsd } : {}),
+      ...(error ? { error } : {}),
+    });
+    await this.#flush();
+    if (this.#diskError) {
+      // The answer still reaches the user; the summary says the transcript is incomplete.
+      error = [error, this.#diskError].filter(Boolean).join('\n');
+      summary.outcome = 'error';
+      summary.error = error;
+    }
+    io.emit({ type: 'turn-end', summary });
+    this.#running = false;
+    return summary;
+  }
+
+  /**
+   * Compacts now (`/compact [focus]`): clears old tool outputs and summarizes the older turns,
+   * whatever the size. Returns what was done.
+   */
+  async compact(focus: string | undefined, io: TurnIO, signal: AbortSignal): Promise<string[]> {
+    if (this.#running)
+      throw new NifflerError('usage', `session ${this.id} is running a turn; compact it after`);
+    this.#running = true;
+    try {
+      const model = await this.#turnModel(this.deps.config().config.model);
+      const table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
+      const system = await this.#systemPrompt(
+        table.size > 0,
+        { sessionId: this.id, text: '', interactive: true },
+        io,
+        signal,
+      );
+      const tools = withToolSearch(table, this.deps.config(), model.contextWindow, new Set());
+      const fitted = await this.#fit(model, system, tools.plan.offered, io, signal, true, focus);
+      await this.#flush();
+      return fitted.notes.length
+        ? fitted.notes
+        : ['nothing to compact yet: the conversation is too short'];
+    } finally {
+      this.#running = false;
     }
   }
 
@@ -318,7 +561,7 @@ export class Session {
     params: PromptParams,
     io: TurnIO,
     signal: AbortSignal,
-  ): Promise<string> {
+  ): Promise<TurnPrompt> {
     const loaded = this.deps.config();
     const prompt = await buildSystemPrompt({
       root: this.deps.root,
@@ -342,85 +585,7 @@ export class Session {
     if (key && key !== this.#promptNotes)
       for (const text of notes) io.emit({ type: 'notice', level: 'warn', text });
     this.#promptNotes = key;
-    return prompt.text;
-  }
-
-  async #stream(
-    model: ModelSpec,
-    system: string,
-    table: ToolTable,
-    io: TurnIO,
-    signal: AbortSignal,
-  ) {
-    let text = '';
-    let reasoning = '';
-    let stepUsage = zeroUsage();
-    const calls: ToolCall[] = [];
-    const invalid = new Map<string, string>();
-    const request: StreamRequest = {
-      model,
-      messages: [{ role: 'system', content: system }, ...this.messages],
-      tools: [...table.values()].map((t) => t.spec),
-    };
-    try {
-      for await (const event of this.deps.api.stream(request, signal)) {
-        switch (event.type) {
-          case 'text':
-            text += event.text;
-            io.emit({ type: 'text', text: event.text });
-            break;
-          case 'reasoning':
-            reasoning += event.text;
-            io.emit({ type: 'reasoning', text: event.text });
-            break;
-          case 'tool-call':
-            calls.push(event.call);
-            io.emit({
-              type: 'tool-call',
-              id: event.call.id,
-              name: event.call.name,
-              args: event.call.args,
-              ...(table.get(event.call.name)?.server
-                ? { server: table.get(event.call.name)!.server! }
-                : {}),
-            });
-            break;
-          case 'tool-call-invalid':
-            calls.push({ id: event.id, name: event.name, args: {} });
-            invalid.set(
-              event.id,
-              `your call to ${event.name} could not be read: ${event.message}. Write the call again with valid JSON arguments.`,
-            );
-            io.emit({ type: 'tool-call', id: event.id, name: event.name, args: {} });
-            break;
-          case 'usage':
-            stepUsage = addUsage(stepUsage, event.usage);
-            break;
-          case 'retry':
-            io.emit({
-              type: 'retry',
-              attempt: event.attempt,
-              delayMs: event.delayMs,
-              reason: event.reason,
-            });
-            break;
-          case 'tool-protocol':
-            io.emit({
-              type: 'notice',
-              level: 'info',
-              text: `${model.name}: ${event.reason}; using the text tool protocol`,
-            });
-            break;
-          case 'done':
-          case 'error':
-            break;
-        }
-      }
-    } catch (error) {
-      if (!signal.aborted) throw error;
-      return { text, reasoning, calls, invalid, usage: stepUsage, cancelled: true };
-    }
-    return { text, reasoning, calls, invalid, usage: stepUsage, cancelled: signal.aborted };
+    return { text: prompt.text, instructionChars: prompt.instructionChars };
   }
 
   /** Answers calls that never ran, so every tool call in the history has its result. */

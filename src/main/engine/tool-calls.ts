@@ -42,7 +42,10 @@ export interface TurnIO {
 /** A tool the model may call this turn, with what approvals need to know about it. */
 export interface ToolEntry {
   spec: ToolSpec;
-  kind: 'builtin' | 'mcp';
+  /** `engine`: niffler's own, answered by the engine itself (`tool_search`), never asked. */
+  kind: 'builtin' | 'mcp' | 'engine';
+  /** How an `engine` tool answers. */
+  run?: (args: Record<string, unknown>) => Promise<ToolResult>;
   readOnly: boolean;
   defaultPolicy?: 'allow' | 'ask';
   server?: string;
@@ -104,11 +107,13 @@ const decide = async (
   ctx: CallContext,
 ): Promise<{ allowed: boolean; reason: string }> => {
   const { config, params, io, signal } = ctx;
+  const { kind } = entry;
+  if (kind === 'engine') return { allowed: true, reason: "niffler's own tool" };
   const trustedServers = config.servers
     .filter((s) => s.definition.trust === true)
     .map((s) => s.name);
   const protectedWhy = protectedReason(
-    { name: call.name, args: call.args, kind: entry.kind, readOnly: entry.readOnly },
+    { name: call.name, args: call.args, kind, readOnly: entry.readOnly },
     config.root,
     config.protectedPlaces,
     process.env,
@@ -116,11 +121,11 @@ const decide = async (
   const outcome = explainApproval(
     {
       tool: call.name,
-      kind: entry.kind,
+      kind,
       ...(entry.server ? { server: entry.server } : {}),
       ...(entry.defaultPolicy ? { defaultPolicy: entry.defaultPolicy } : {}),
       readOnly: entry.readOnly,
-      readOnlyHint: entry.kind === 'mcp' ? entry.readOnly : undefined,
+      readOnlyHint: kind === 'mcp' ? entry.readOnly : undefined,
       destructiveHint: entry.destructive,
     },
     {
@@ -244,19 +249,21 @@ export const runToolCalls = async (
     if (!item.result && item.entry) {
       item.result = signal.aborted
         ? fail('canceled', 'the turn was cancelled before this call ran')
-        : item.entry.kind === 'builtin'
-          ? await runBuiltin(item.call, ctx)
-          : await ctx.mcp.callTool(item.call.name, item.call.args, {
-              signal,
-              onProgress: ({ progress, total, message }) =>
-                io.emit({
-                  type: 'tool-progress',
-                  id: item.call.id,
-                  progress,
-                  ...(total !== undefined ? { total } : {}),
-                  ...(message ? { message } : {}),
-                }),
-            });
+        : item.entry.kind === 'engine'
+          ? await item.entry.run!(item.call.args)
+          : item.entry.kind === 'builtin'
+            ? await runBuiltin(item.call, ctx)
+            : await ctx.mcp.callTool(item.call.name, item.call.args, {
+                signal,
+                onProgress: ({ progress, total, message }) =>
+                  io.emit({
+                    type: 'tool-progress',
+                    id: item.call.id,
+                    progress,
+                    ...(total !== undefined ? { total } : {}),
+                    ...(message ? { message } : {}),
+                  }),
+              });
     }
     io.emit({
       type: 'tool-result',

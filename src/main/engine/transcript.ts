@@ -14,6 +14,7 @@ import {
 import path from 'node:path';
 import type { ChatMessage, Usage } from '../../workers/protocol/api.ts';
 import { NifflerError } from '../errors.ts';
+import type { CompactionMarker } from './context/compaction.ts';
 import { fsFailure, makeDirSync } from '../../workers/shared/fs-errors.ts';
 
 export type TurnOutcome = 'answered' | 'cancelled' | 'max-steps' | 'error';
@@ -30,6 +31,8 @@ export type TranscriptEntry =
       model?: string;
       usage?: Usage;
     }
+  /** Old tool outputs cleared, or older turns summarized: replayed onto the history on load. */
+  | { type: 'compaction'; time: string; turn: number; marker: CompactionMarker }
   | {
       type: 'turn-end';
       time: string;

@@ -44,11 +44,11 @@ export interface ToolsHostOptions {
 /** Seconds a non-bash task may run before the host gives up on it and frees its worker. */
 const TASK_TIMEOUT_S = 120;
 
-/** Tools whose time limit is `tools.search.timeout`, enforced by ending their worker. */
+/** Tools whose time limit is `tools.searchLimits.timeout`, enforced by ending their worker. */
 const SEARCH_TOOLS = new Set(['grep', 'glob']);
 
 const searchTimeout = (tool: string, seconds: number): string =>
-  `${tool} ran longer than ${seconds}s, the tools.search.timeout limit, and was stopped. ` +
+  `${tool} ran longer than ${seconds}s, the tools.searchLimits.timeout limit, and was stopped. ` +
   (tool === 'grep'
     ? 'The pattern may backtrack without end (nested quantifiers with a backreference or ' +
       'lookaround, such as ^(a+)+\\1$): simplify it, or search a narrower path or glob.'
@@ -123,8 +123,8 @@ export class ToolsHost {
         maxFileBytes: tools.output.maxFileBytes,
         bashTimeout: tools.bash.timeout,
         bashMaxTimeout: tools.bash.maxTimeout,
-        searchMaxFiles: tools.search.maxFiles,
-        searchMaxBytes: tools.search.maxBytes,
+        searchMaxFiles: tools.searchLimits.maxFiles,
+        searchMaxBytes: tools.searchLimits.maxBytes,
       },
       bash: {
         sandbox: tools.bash.sandbox,
@@ -228,7 +228,7 @@ export class ToolsHost {
   /** Seconds a task of `tool` may run before the host stops it. */
   #secondsFor(tool: string): number {
     if (tool === 'bash') return this.#context.limits.bashMaxTimeout + 30;
-    return SEARCH_TOOLS.has(tool) ? this.#tools.search.timeout : TASK_TIMEOUT_S;
+    return SEARCH_TOOLS.has(tool) ? this.#tools.searchLimits.timeout : TASK_TIMEOUT_S;
   }
 
   /**

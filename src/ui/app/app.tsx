@@ -67,6 +67,11 @@ export const App = ({ color }: AppProps) => {
           model={state.model}
           servers={state.servers}
           totals={state.totals}
+          context={
+            state.context
+              ? { used: state.context.use.total, window: state.context.window }
+              : undefined
+          }
           {...(state.exitArmed ? { hint: 'press ctrl-c again to exit' } : {})}
         />
       </Box>

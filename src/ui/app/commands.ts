@@ -26,6 +26,12 @@ const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'sessions', description: 'sessions of this workspace' },
   { name: 'resume', args: 'ID', description: 'continue an earlier session' },
   { name: 'cost', description: 'tokens and cost of this session' },
+  { name: 'context', description: 'what the context window is spent on' },
+  {
+    name: 'compact',
+    args: '[focus]',
+    description: 'summarize older turns now, keeping what the focus names',
+  },
   { name: 'config', description: 'config files and the main settings' },
   { name: 'exit', description: 'leave niffler (also ctrl-d, or ctrl-c twice)' },
 ];

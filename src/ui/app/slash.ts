@@ -156,6 +156,30 @@ const config = async (ctx: SlashContext) => {
   ctx.dispatch({ type: 'output', title: 'Config', text: lines.join('\n') });
 };
 
+/** `/context`: what the last request weighed, and on what. */
+const contextView = (ctx: SlashContext): void => {
+  const { context } = ctx.getState();
+  if (!context)
+    return ctx.dispatch({
+      type: 'output',
+      title: 'Context',
+      text: 'no request sent yet in this session',
+    });
+  const { use, window } = context;
+  const row = (name: string, tokens: number) =>
+    `${name.padEnd(14)} ${formatTokens(tokens).padStart(7)}  ${((tokens / window) * 100).toFixed(1).padStart(5)}%`;
+  const text = [
+    row('system prompt', use.system),
+    row('instructions', use.instructions),
+    row('tool schemas', use.tools),
+    row('messages', use.messages),
+    row('tool outputs', use.toolOutputs),
+    row('in all', use.total),
+    `of a ${formatTokens(window)}-token window; compaction starts at agent.compaction.threshold (/compact does it now)`,
+  ].join('\n');
+  ctx.dispatch({ type: 'output', title: 'Context (the last request)', text });
+};
+
 const disabledBySession = new WeakMap<SlashContext['client'], Set<string>>();
 
 /** Runs one slash command; throws with a message for the transcript when it fails. */
@@ -189,6 +213,17 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
       disabled.clear();
       await ctx.open({ resume: args[0] }, `resumed ${args[0]}`);
       return;
+    case 'context':
+      return contextView(ctx);
+    case 'compact': {
+      busy();
+      const focus = args.join(' ').trim();
+      const { notes } = await ctx.client.request('session/compact', {
+        sessionId: await ctx.sessionId(),
+        ...(focus ? { focus } : {}),
+      });
+      return ctx.dispatch({ type: 'output', title: 'Compact', text: notes.join('\n') });
+    }
     case 'cost': {
       const { totals, sessionId } = ctx.getState();
       const text = [

@@ -17,7 +17,7 @@ import { loadForCommand, type GlobalOptions } from '../context.ts';
 import { nifflerPaths, tildify } from '../../main/paths.ts';
 import { print, printJson } from '../render/output.ts';
 import { fsFailure, makeDirSync } from '../../workers/shared/fs-errors.ts';
-import { writeAtomic } from '../../workers/tools/atomic.ts';
+import { writeAtomic } from '../../workers/shared/atomic.ts';
 
 /**
  * Writes a config file whole or not at all (through a symlink to it, keeping its mode); a disk

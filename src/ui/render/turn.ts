@@ -68,6 +68,7 @@ export const createPlainRenderer = () => {
         case 'turn-start':
         case 'reasoning':
         case 'usage':
+        case 'context':
         case 'turn-end':
           break;
       }

@@ -4,11 +4,6 @@ import { formatToolCall, formatToolResult, textProtocolAppendix } from './text-p
 import { isObject } from '../shared/is-object.ts';
 
 /** The text a model reads for a tool result. */
-export const resultText = (result: ToolResult): string =>
-  result.ok
-    ? result.output
-    : `Error (${result.error.code}): ${result.error.message}${result.output ? `\n${result.output}` : ''}`;
-
 /** The images of a tool result. */
 export const resultImages = (result: ToolResult): ImagePart[] =>
   (result.content ?? []).flatMap((c) =>

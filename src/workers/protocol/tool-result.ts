@@ -58,3 +58,9 @@ export const fail = (
   output === undefined
     ? { ok: false, error: { code, message } }
     : { ok: false, error: { code, message }, output };
+
+/** A result as the model reads it: the output, or the error (and any output) in words. */
+export const resultText = (result: ToolResult): string =>
+  result.ok
+    ? result.output
+    : `Error (${result.error.code}): ${result.error.message}${result.output ? `\n${result.output}` : ''}`;

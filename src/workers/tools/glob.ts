@@ -19,9 +19,9 @@ export const globMatcher = (pattern: string): ((rel: string) => boolean) =>
 /** True when the pattern can match a dotfile or a path through a dot directory. */
 export const namesDotfiles = (pattern: string): boolean => /(^|\/|\{|,)\./.test(pattern);
 
-/** The note for a walk stopped at `tools.search.maxFiles`. */
+/** The note for a walk stopped at `tools.searchLimits.maxFiles`. */
 export const stoppedNote = (maxFiles: number): string =>
-  `\n(stopped after ${maxFiles} entries, the tools.search.maxFiles limit; search a subdirectory ` +
+  `\n(stopped after ${maxFiles} entries, the tools.searchLimits.maxFiles limit; search a subdirectory ` +
   'or narrow the pattern)';
 
 /**

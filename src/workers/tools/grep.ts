@@ -14,7 +14,7 @@ import { walk } from './walk.ts';
 
 // A regular expression that backtracks without end (nested quantifiers such as /(a+)+$/) switches
 // to V8's linear-time engine instead of tying the thread up; patterns that engine cannot run
-// (backreferences, lookaround) are ended by the pool's time limit (tools.search.timeout).
+// (backreferences, lookaround) are ended by the pool's time limit (tools.searchLimits.timeout).
 v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
 const MAX_MATCHES = 500;
@@ -53,7 +53,7 @@ const searchFile = async (
     const { size } = opened.stats;
     if (size > context.limits.maxFileBytes) return void scan.tooLarge++;
     if (scan.bytes + size > context.limits.searchMaxBytes) {
-      scan.stopped = `\n(stopped after reading ${scan.bytes} bytes, the tools.search.maxBytes limit; narrow the path or glob)`;
+      scan.stopped = `\n(stopped after reading ${scan.bytes} bytes, the tools.searchLimits.maxBytes limit; narrow the path or glob)`;
       return;
     }
     scan.bytes += size;

@@ -14,10 +14,10 @@ const hostFor = (tools: unknown, env: Record<string, string>, root: string) => {
 };
 
 describe('ToolsHost limits', () => {
-  it('ends a grep stuck in a catastrophic regex at tools.search.timeout; the pool keeps serving', async () => {
+  it('ends a grep stuck in a catastrophic regex at tools.searchLimits.timeout; the pool keeps serving', async () => {
     const repo = tempRepo();
     repo.write({ 'redos.txt': `${'a'.repeat(48)}!\n`, 'ok.txt': 'TODO fine\n' });
-    const host = hostFor({ search: { timeout: 2 } }, { NIFFLER_HOME: repo.home }, repo.root);
+    const host = hostFor({ searchLimits: { timeout: 2 } }, { NIFFLER_HOME: repo.home }, repo.root);
     // A backreference: V8's linear-time engine cannot take it over, so it backtracks for ages.
     const stuck = await host.run(
       { name: 'grep', args: { pattern: '^(a+)+\\1$', path: 'redos.txt' } },
@@ -28,7 +28,7 @@ describe('ToolsHost limits', () => {
       error: {
         code: 'timeout',
         message: expect.stringContaining(
-          'grep ran longer than 2s, the tools.search.timeout limit, and was stopped',
+          'grep ran longer than 2s, the tools.searchLimits.timeout limit, and was stopped',
         ),
       },
     });

@@ -49,7 +49,7 @@ describe('compaction', () => {
     const messages = session(3);
     const { messages: view, summary } = applyCompaction(messages, [
       { cleared: [{ id: 'c1', file: '/o/c1.txt' }] },
-      { cleared: [], summarizedBefore: 4, summary: 'they asked about f0' },
+      { cleared: [], summarizedTurns: 1, summary: 'they asked about f0' },
     ]);
     expect(summary).toBe('they asked about f0');
     expect(view[0]).toEqual({ role: 'user', content: 'question 1' });

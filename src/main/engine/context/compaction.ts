@@ -11,8 +11,11 @@ import { messageTokens } from './tokens.ts';
 export interface CompactionMarker {
   /** Tool call ids whose outputs were cleared, and the file each output was saved to. */
   cleared: { id: string; file: string }[];
-  /** Messages before this index (of the full history) are replaced by `summary`. */
-  summarizedBefore?: number;
+  /**
+   * How many user messages (with all that followed each) `summary` replaces: the kept part starts
+   * at the next one. Counted in user messages, which nothing inserts later, not by index.
+   */
+  summarizedTurns?: number;
   summary?: string;
 }
 
@@ -34,7 +37,7 @@ export const applyCompaction = (
 ): { messages: ChatMessage[]; summary?: string } => {
   const cleared = new Map(markers.flatMap((m) => m.cleared.map((c) => [c.id, c.file] as const)));
   const last = [...markers].reverse().find((m) => m.summary !== undefined);
-  const from = last?.summarizedBefore ?? 0;
+  const from = indexOfUser(messages, last?.summarizedTurns ?? 0);
   const kept = messages.slice(from).map((m): ChatMessage => {
     const file = m.role === 'tool' ? cleared.get(m.toolCallId) : undefined;
     return file && m.role === 'tool'
@@ -43,6 +46,19 @@ export const applyCompaction = (
   });
   return { messages: kept, ...(last?.summary !== undefined ? { summary: last.summary } : {}) };
 };
+
+/** The index of the `n`th user message (0-based; the length when there are fewer). */
+export const indexOfUser = (messages: readonly ChatMessage[], n: number): number => {
+  if (n <= 0) return 0;
+  let seen = 0;
+  for (let i = 0; i < messages.length; i++)
+    if (messages[i]!.role === 'user' && seen++ === n) return i;
+  return messages.length;
+};
+
+/** How many user messages come before `index`. */
+export const usersBefore = (messages: readonly ChatMessage[], index: number): number =>
+  messages.slice(0, index).filter((m) => m.role === 'user').length;
 
 /** Tokens of `messages` (unscaled estimate). */
 export const tokensOf = (messages: readonly ChatMessage[]): number =>

@@ -9,6 +9,8 @@ export interface StatusBarProps {
   model: string;
   servers: McpServerStatus[];
   totals: Totals;
+  /** What the last request weighed against the window. */
+  context?: { used: number; window: number } | undefined;
   /** A one-line hint on the right (e.g. "ctrl-c again to exit"). */
   hint?: string;
 }
@@ -16,7 +18,7 @@ export interface StatusBarProps {
 const FAILED = new Set(['failed', 'degraded']);
 
 /** Workspace, model, MCP servers ready/total (failures named in red), tokens and cost. */
-export const StatusBar = ({ workspace, model, servers, totals, hint }: StatusBarProps) => {
+export const StatusBar = ({ workspace, model, servers, totals, context, hint }: StatusBarProps) => {
   const counted = servers.filter((s) => s.state !== 'disabled');
   const ready = counted.filter((s) => s.state === 'ready').length;
   const failed = counted.filter((s) => FAILED.has(s.state)).map((s) => s.name);
@@ -43,6 +45,11 @@ export const StatusBar = ({ workspace, model, servers, totals, hint }: StatusBar
           {formatTokens(totals.inputTokens)} in / {formatTokens(totals.outputTokens)} out
         </Text>
         {totals.costUsd > 0 ? <Text>{` | ${formatCost(totals.costUsd)}`}</Text> : null}
+        {context ? (
+          <Text {...(context.used > context.window * 0.8 ? { color: 'yellow' } : {})}>
+            {` | ctx ${Math.round((context.used / context.window) * 100)}% of ${formatTokens(context.window)}`}
+          </Text>
+        ) : null}
       </Text>
       <Text dimColor>{hint ?? '/help'}</Text>
     </Box>

@@ -17,6 +17,7 @@ export const initialState = (workspace: string, model: string): UiState => ({
   exitArmed: false,
   expanded: false,
   nextId: 1,
+  context: null,
 });
 
 /** A turn or a `!shell` command runs: new entries go to the live area, and the clock ticks. */
@@ -158,6 +159,8 @@ const onEvent = (state: UiState, event: SessionEvent, now: number): UiState => {
       return add(state, { kind: 'notice', level: event.level, text: event.text });
     case 'usage':
       return state;
+    case 'context':
+      return { ...state, context: { use: event.use, window: event.window } };
     case 'turn-end':
       return finishTurn(state, event.summary);
   }

@@ -8,6 +8,7 @@ import type {
   TurnSummary,
 } from '../../../main/protocol.ts';
 import type { McpElicitation, McpElicitationAnswer } from '../../../workers/protocol/mcp.ts';
+import type { ContextUse } from '../../../main/engine/context/tokens.ts';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 
@@ -93,6 +94,8 @@ export interface UiState {
   /** Tool cards and reasoning shown in full. */
   expanded: boolean;
   nextId: number;
+  /** What the last request weighed against the model's window (status bar, /context). */
+  context: { use: ContextUse; window: number } | null;
 }
 
 /** An entry before the reducer gives it an id. */

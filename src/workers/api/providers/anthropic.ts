@@ -8,14 +8,8 @@ import type {
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
 import type { ChatMessage, StopReason, UserPart } from '../../protocol/api.ts';
-import {
-  imageNote,
-  resultImages,
-  resultText,
-  systemText,
-  toolCallEvent,
-  visibleParts,
-} from '../messages.ts';
+import { imageNote, resultImages, systemText, toolCallEvent, visibleParts } from '../messages.ts';
+import { resultText } from '../../protocol/tool-result.ts';
 import { sdkLogger, type ProviderStream } from './provider.ts';
 
 type MediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';

@@ -1,7 +1,8 @@
 import type { ChatResponse, Message, Tool } from 'ollama';
 import type { ChatMessage, ModelSpec } from '../../protocol/api.ts';
 import { HttpStatusError } from '../failure.ts';
-import { partsText, resultImages, resultText, toolCallEvent, visibleParts } from '../messages.ts';
+import { partsText, resultImages, toolCallEvent, visibleParts } from '../messages.ts';
+import { resultText } from '../../protocol/tool-result.ts';
 import type { ProviderStream } from './provider.ts';
 import { isObject } from '../../shared/is-object.ts';
 

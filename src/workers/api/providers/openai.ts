@@ -5,14 +5,8 @@ import type {
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
 import type { ChatMessage, StopReason } from '../../protocol/api.ts';
-import {
-  imageNote,
-  partsText,
-  resultImages,
-  resultText,
-  toolCallEvent,
-  visibleParts,
-} from '../messages.ts';
+import { imageNote, partsText, resultImages, toolCallEvent, visibleParts } from '../messages.ts';
+import { resultText } from '../../protocol/tool-result.ts';
 import { sdkLogger, type ProviderStream } from './provider.ts';
 
 const contentParts = (parts: ReturnType<typeof visibleParts>): ChatCompletionContentPart[] =>
