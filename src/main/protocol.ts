@@ -37,7 +37,14 @@ export interface EngineCalls {
     result: ToolResult;
   };
   /** Opens a new session, or resumes one (`resume: ID`, or `continue`: the latest). */
-  'session/open': { params: { resume?: string; continue?: boolean }; result: SessionOpened };
+  'session/open': {
+    /**
+     * `atTurn` with `resume`: a new session that goes on from the end of that turn of the old one
+     * (what came later — answers, compactions — is not in it; the old session stays as it was).
+     */
+    params: { resume?: string; continue?: boolean; atTurn?: number };
+    result: SessionOpened;
+  };
   /**
    * Runs one turn. Events arrive as `session/event` notifications; approvals and elicitations as
    * requests to this client. Cancelling the request cancels the turn.

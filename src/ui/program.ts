@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { TRUST_LEVELS } from '../main/trust/levels.ts';
 import { VERSION } from '../main/version.ts';
 import { MCP_SERVER_STATES } from '../workers/protocol/mcp.ts';
@@ -23,6 +23,16 @@ export const buildProgram = (): Command => {
     .option('-p, --prompt [text]', 'one-shot: answer this prompt (or stdin) and exit')
     .option('-c, --continue', 'continue the latest session of this workspace')
     .option('-r, --resume <id>', 'resume a session (see niffler sessions)')
+    .option(
+      '--at-turn <n>',
+      'with --resume: a new session going on from the end of turn N (what came later, compactions too, is left out)',
+      (value: string) => {
+        const n = Number(value);
+        if (!Number.isInteger(n) || n < 1)
+          throw new InvalidArgumentError('expected a turn number (1, 2, …)');
+        return n;
+      },
+    )
     .option('-y, --yes', 'approve every tool call that the config does not deny')
     .argument(
       '[prompt...]',
@@ -33,6 +43,7 @@ export const buildProgram = (): Command => {
         prompt?: string | boolean;
         continue?: boolean;
         resume?: string;
+        atTurn?: number;
       };
       const positional = words.join(' ').trim();
       const oneShot = options.prompt !== undefined || !process.stdin.isTTY || !process.stdout.isTTY;

@@ -193,7 +193,9 @@ export class Engine implements EngineHandlers {
         (params.continue ? listSessions(this.paths.sessionsDir)[0]?.id : undefined);
       if (params.continue && !resumeId)
         warnings.push('no earlier session in this workspace: starting a new one');
-      if (resumeId) {
+      if (resumeId && params.atTurn !== undefined)
+        ({ session, warnings } = await Session.fork(deps, resumeId, params.atTurn));
+      else if (resumeId) {
         const existing = this.#sessions.get(resumeId);
         if (existing) session = existing;
         else ({ session, warnings } = Session.resume(deps, resumeId));

@@ -209,6 +209,49 @@ export class Session {
     return { session, warnings };
   }
 
+  /**
+   * A new session going on from the end of turn `atTurn` of session `id`: its transcript is a copy
+   * of the old one up to there, so what came later — answers, a compaction — is not in it (this is
+   * how a compaction is undone). The old session is left as it was.
+   */
+  static async fork(
+    deps: SessionDeps,
+    id: string,
+    atTurn: number,
+  ): Promise<{ session: Session; warnings: string[] }> {
+    const loaded = readTranscript(deps.sessionsDir, id);
+    const turns = [
+      ...new Set(loaded.entries.flatMap((e) => ('turn' in e && e.turn > 0 ? [e.turn] : []))),
+    ];
+    if (!turns.includes(atTurn))
+      throw new NifflerError(
+        'usage',
+        `session ${id} has no turn ${atTurn}; its turns are ${turns.join(', ') || 'none'}`,
+      );
+    const forked = newSessionId();
+    const transcript = Transcript.open(deps.sessionsDir, forked);
+    transcript.append({
+      type: 'session',
+      id: forked,
+      root: deps.root,
+      createdAt: new Date().toISOString(),
+      version: VERSION,
+      forkedFrom: { id, turn: atTurn },
+    });
+    // Up to the end of that turn: what was written after it (a /compact, later turns) stays out.
+    for (const entry of loaded.entries) {
+      if (entry.type === 'session' || entry.turn > atTurn) continue;
+      transcript.append(entry);
+      if (entry.type === 'turn-end' && entry.turn === atTurn) break;
+    }
+    await transcript.close();
+    const opened = Session.resume(deps, forked);
+    return {
+      session: opened.session,
+      warnings: [`forked from ${id} at turn ${atTurn}`, ...opened.warnings],
+    };
+  }
+
   /** Adds up what the turns in `entries` used. */
   #countSpent(entries: TranscriptEntry[]): void {
     const ended = new Set<number>();

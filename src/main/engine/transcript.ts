@@ -21,7 +21,15 @@ export type TurnOutcome = 'answered' | 'cancelled' | 'max-steps' | 'error';
 
 /** One line of a session's JSONL transcript. */
 export type TranscriptEntry =
-  | { type: 'session'; id: string; root: string; createdAt: string; version: string }
+  | {
+      type: 'session';
+      id: string;
+      root: string;
+      createdAt: string;
+      version: string;
+      /** A session that goes on from a turn of another (`--resume ID --at-turn N`). */
+      forkedFrom?: { id: string; turn: number };
+    }
   | { type: 'turn-start'; time: string; turn: number; model: string }
   | {
       type: 'message';

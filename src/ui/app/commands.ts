@@ -24,7 +24,11 @@ const SLASH_COMMANDS: SlashCommand[] = [
   },
   { name: 'clear', description: 'start a new session (the old one stays on disk)' },
   { name: 'sessions', description: 'sessions of this workspace' },
-  { name: 'resume', args: 'ID', description: 'continue an earlier session' },
+  {
+    name: 'resume',
+    args: 'ID [TURN]',
+    description: 'continue an earlier session (from the end of TURN: a new one)',
+  },
   { name: 'cost', description: 'tokens and cost of this session' },
   { name: 'context', description: 'what the context window is spent on' },
   {

@@ -28,7 +28,7 @@ export interface ControllerOptions {
   getState: () => UiState;
   /** Ends the app (unmounts Ink). */
   exit: () => void;
-  session?: { resume?: string; continue?: boolean };
+  session?: { resume?: string; continue?: boolean; atTurn?: number };
   model?: string;
   yes?: boolean;
   /** Told each session id the UI opens (the last one is printed on exit). */
@@ -77,7 +77,10 @@ export const createController = (options: ControllerOptions) => {
       dispatch({ type: 'dialog-open', dialog: { ...dialog, id } });
     });
 
-  const open = async (params: { resume?: string; continue?: boolean }, note?: string) => {
+  const open = async (
+    params: { resume?: string; continue?: boolean; atTurn?: number },
+    note?: string,
+  ) => {
     const opening = client.request('session/open', params);
     sessionId = opening.then((o) => o.sessionId);
     const opened = await opening;

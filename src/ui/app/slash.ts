@@ -15,7 +15,7 @@ export interface SlashContext {
   getState: () => UiState;
   sessionId: () => Promise<string>;
   isBusy: () => boolean;
-  open: (params: { resume?: string }, note?: string) => Promise<SessionOpened>;
+  open: (params: { resume?: string; atTurn?: number }, note?: string) => Promise<SessionOpened>;
   setModel: (name: string) => void;
   exit: () => void;
 }
@@ -209,7 +209,15 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
       return sessions(ctx);
     case 'resume':
       busy();
-      if (!args[0]) return usage('/resume ID (see /sessions)');
+      if (!args[0]) return usage('/resume ID [TURN] (see /sessions)');
+      if (args[1] !== undefined) {
+        const atTurn = Number(args[1]);
+        if (!Number.isInteger(atTurn) || atTurn < 1)
+          return usage('/resume ID [TURN]: TURN is a turn number');
+        disabled.clear();
+        await ctx.open({ resume: args[0], atTurn }, `forked ${args[0]} at turn ${atTurn}`);
+        return;
+      }
       disabled.clear();
       await ctx.open({ resume: args[0] }, `resumed ${args[0]}`);
       return;

@@ -6,6 +6,7 @@ import { info } from '../render/output.ts';
 export interface InteractiveOptions extends GlobalOptions {
   continue?: boolean;
   resume?: string;
+  atTurn?: number;
 }
 
 /**
@@ -33,6 +34,7 @@ export const interactive = async (options: InteractiveOptions): Promise<void> =>
       cwd: searched[0] ?? root,
       session: {
         ...(options.resume ? { resume: options.resume } : {}),
+        ...(options.atTurn !== undefined ? { atTurn: options.atTurn } : {}),
         ...(options.continue ? { continue: true } : {}),
       },
       ...(options.model ? { model: options.model } : {}),

@@ -10,6 +10,7 @@ export interface OneShotOptions extends GlobalOptions {
   prompt?: string | boolean;
   continue?: boolean;
   resume?: string;
+  atTurn?: number;
 }
 
 /** The prompt from `-p TEXT`, or stdin when `-p` has no text or stdin is piped. */
@@ -42,6 +43,7 @@ export const oneShot = async (options: OneShotOptions): Promise<void> => {
   await withEngine(options, async (client) => {
     const opened = await client.request('session/open', {
       ...(options.resume ? { resume: options.resume } : {}),
+      ...(options.atTurn !== undefined ? { atTurn: options.atTurn } : {}),
       ...(options.continue ? { continue: true } : {}),
     });
     for (const message of opened.warnings) warn(message);

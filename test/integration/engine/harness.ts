@@ -12,7 +12,7 @@ import type {
   SessionEvent,
   TurnSummary,
 } from '../../../src/main/protocol.ts';
-import { startFakeLlm, type FakeLlm } from '../../fixtures/fake-llm/server.ts';
+import { startFakeLlm, type FakeLlm, type FakeLlmOptions } from '../../fixtures/fake-llm/server.ts';
 import { testEnv } from '../../fixtures/env.ts';
 import { serverBin } from '../../fixtures/mcp/servers.ts';
 
@@ -45,20 +45,20 @@ export interface Harness {
  */
 export const startHarness = async (
   carrier: CarrierName,
-  options: { config?: string; mcp?: string } = {},
+  options: { config?: string; mcp?: string; llm?: FakeLlmOptions; model?: string } = {},
 ): Promise<Harness> => {
   const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-t-')));
   const root = path.join(base, 'repo');
   const home = path.join(base, 'h');
   mkdirSync(path.join(root, '.git'), { recursive: true });
   mkdirSync(home, { recursive: true });
-  const llm = await startFakeLlm();
+  const llm = await startFakeLlm(options.llm);
   const mcp =
     options.mcp ??
     `  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(serverBin('server-everything'))}, stdio]\n`;
   writeFileSync(
     path.join(home, 'config.yaml'),
-    `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: fake-model\n    toolProtocol: native\n    prices: { input: 1, output: 2 }\nmcpServers:\n${mcp}${options.config ?? ''}`,
+    `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: fake-model\n${options.model ?? '    toolProtocol: native\n'}    prices: { input: 1, output: 2 }\nmcpServers:\n${mcp}${options.config ?? ''}`,
   );
   const env = testEnv({ HOME: base, NIFFLER_HOME: home });
   let client: EngineClient;
