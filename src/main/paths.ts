@@ -183,6 +183,8 @@ export const nifflerPaths = (root: string, env: Env = process.env) => {
     mcpLogsDir: path.join(home, 'logs', 'mcp', key),
     sessionsDir: path.join(home, 'sessions', key),
     outputsDir: path.join(home, 'outputs', key),
+    /** The private object store of this workspace's undo snapshots. */
+    snapshotsDir: path.join(home, 'snapshots', key),
     authDir: path.join(home, 'auth'),
     repoConfigDir: path.join(root, '.niffler'),
     repoConfig: path.join(root, '.niffler', 'config.yaml'),

@@ -56,6 +56,21 @@ export interface EngineCalls {
     params: { sessionId: string; focus?: string };
     result: { notes: string[] };
   };
+  /**
+   * The file changes of a turn (the last that made any, by default) of a session (the latest by
+   * default): shown, and with `apply` put back as they were before it.
+   */
+  'session/undo': {
+    params: { sessionId?: string; turn?: number; apply: boolean };
+    result: {
+      sessionId: string;
+      turn: number;
+      changes: { path: string; change: 'added' | 'modified' | 'deleted' }[];
+      diff: string;
+      applied: boolean;
+      refused: string[];
+    };
+  };
   /** Switches servers or tools off (or back on) for this session. */
   'session/toggle': {
     params: { sessionId: string; name: string; enabled: boolean };

@@ -126,6 +126,23 @@ Examples:
     );
 
   program
+    .command('undo')
+    .description(
+      "put back the files a turn changed (the last that changed any, by default; bash's changes too), after showing the diff",
+    )
+    .option('--turn <n>', 'the turn to undo', (value: string) => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a turn number');
+      return n;
+    })
+    .option('--session <id>', 'the session (default: the latest of this workspace)')
+    .option('-y, --yes', 'undo without asking')
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/undo.ts')).undo(globals(command)),
+    );
+
+  program
     .command('sessions')
     .description("this workspace's sessions, newest first (resume with --resume ID)")
     .option('--json', 'print JSON')

@@ -61,6 +61,7 @@ const METHODS: EngineMethod[] = [
   'session/prompt',
   'session/list',
   'session/compact',
+  'session/undo',
   'session/toggle',
   'config/reload',
   'trust/accept',

@@ -19,10 +19,12 @@ import { McpHost, mcpWorkerData } from '../threads/mcp.ts';
 import { ToolsHost } from '../threads/tools.ts';
 import { ApprovalStore } from './approvals.ts';
 import { ContextWindows } from './context/window.ts';
+import { SnapshotStore } from './snapshots.ts';
+import { undoTurn } from './undo.ts';
 import { watchConfigFiles } from './config-watch.ts';
 import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
 import { Session, type SessionDeps } from './session.ts';
-import { listSessions } from './transcript.ts';
+import { listSessions, readTranscript } from './transcript.ts';
 import { leftOutNotices, mcpHandlers, waitForServers } from './mcp-handlers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
@@ -67,6 +69,12 @@ export class Engine implements EngineHandlers {
   readonly #sessions = new Map<string, Session>();
   readonly #active = new Map<string, ActiveTurn>();
   readonly #windows = new ContextWindows();
+  #snapshotStore: SnapshotStore | undefined;
+
+  get #snapshots(): SnapshotStore {
+    this.#snapshotStore ??= new SnapshotStore(this.paths.snapshotsDir, this.options.root);
+    return this.#snapshotStore;
+  }
   #stopWatching: () => void = () => {};
   #closed = false;
 
@@ -249,6 +257,20 @@ export class Engine implements EngineHandlers {
       );
       return { notes };
     },
+    'session/undo': async ({ sessionId, turn, apply }) => {
+      if (apply && this.#active.size)
+        throw new NifflerError(
+          'usage',
+          'a turn is running: undo once it has ended (Esc cancels it)',
+        );
+      const id = sessionId ?? listSessions(this.paths.sessionsDir)[0]?.id;
+      if (!id) throw new NifflerError('usage', 'no session in this workspace yet: nothing to undo');
+      const { entries } = readTranscript(this.paths.sessionsDir, id);
+      return {
+        sessionId: id,
+        ...(await undoTurn(this.#snapshots, entries, { ...(turn ? { turn } : {}), apply })),
+      };
+    },
     'session/toggle': async ({ sessionId, name, enabled }) => {
       const session = this.#session(sessionId);
       if (enabled) session.disabled.delete(name);
@@ -276,6 +298,7 @@ export class Engine implements EngineHandlers {
       sessionsDir: this.paths.sessionsDir,
       outputsDir: this.paths.outputsDir,
       windows: this.#windows,
+      snapshots: this.#snapshots,
       api: this.api,
       tools: this.tools,
       mcp: this.mcp,

@@ -12,6 +12,7 @@ import { ContextKeeper, type Fitted } from './context/keeper.ts';
 import { buildSystemPrompt } from './context/prompt.ts';
 import { withToolSearch } from './context/request.ts';
 import type { ContextWindows } from './context/window.ts';
+import type { SnapshotStore } from './snapshots.ts';
 import {
   addUsage,
   isContextOverflow,
@@ -48,6 +49,8 @@ export interface SessionDeps {
   windows: ContextWindows;
   /** Where a cleared tool output is saved (the model may read it there). */
   outputsDir: string;
+  /** This workspace's undo snapshots. */
+  snapshots: SnapshotStore;
 }
 
 /** A model resolved for a turn, with the context window it has. */
@@ -63,6 +66,10 @@ interface TurnState {
   lastText: string;
   /** Tools `tool_search` loaded: sent whole for the rest of the turn. */
   loadedTools: Set<string>;
+  /** The workspace's files before the turn's first call that could change them (undo). */
+  snapshot?: string;
+  /** Snapshots were tried and failed (said once). */
+  noSnapshot?: boolean;
 }
 
 /** The system prompt of a turn, and how much of it is instruction files. */
@@ -405,6 +412,7 @@ export class Session {
       return 'cancelled';
     }
     if (calls.length === 0) return 'answered';
+    await this.#snapshotBefore(turn, calls, table, io);
     const results = await runToolCalls(
       calls,
       step.invalid,
@@ -520,6 +528,58 @@ export class Session {
     return { ...model, contextWindow: tokens };
   }
 
+  /**
+   * Before the first call of a turn that may change files, the workspace is snapshotted, so
+   * `/undo` can put back what the turn changes — by any tool, bash included.
+   */
+  async #snapshotBefore(
+    turn: TurnState,
+    calls: ToolCall[],
+    table: ToolTable,
+    io: TurnIO,
+  ): Promise<void> {
+    if (turn.snapshot || turn.noSnapshot) return;
+    if (!calls.some((c) => table.get(c.name) && !table.get(c.name)!.readOnly)) return;
+    const taken = await this.deps.snapshots.take(`before turn ${turn.number} of ${this.id}`);
+    if (!taken.ok) {
+      turn.noSnapshot = true;
+      io.emit({ type: 'notice', level: 'warn', text: `no undo for this turn: ${taken.reason}` });
+      return;
+    }
+    turn.snapshot = taken.commit;
+    const skipped = taken.skipped.length ? { skipped: taken.skipped } : {};
+    if (taken.skipped.length)
+      io.emit({
+        type: 'notice',
+        level: 'info',
+        text: `undo will not cover ${taken.skipped.length} large untracked file(s): ${taken.skipped.slice(0, 3).join(', ')}${taken.skipped.length > 3 ? ', …' : ''}`,
+      });
+    this.transcript.append({
+      type: 'snapshot',
+      time: new Date().toISOString(),
+      turn: turn.number,
+      before: taken.commit,
+      ...skipped,
+    });
+  }
+
+  /** After a turn that snapshotted its start: the files as it left them. */
+  async #snapshotAfter(turn: TurnState): Promise<void> {
+    if (!turn.snapshot) return;
+    const taken = await this.deps.snapshots.take(
+      `after turn ${turn.number} of ${this.id}`,
+      turn.snapshot,
+    );
+    if (taken.ok)
+      this.transcript.append({
+        type: 'snapshot',
+        time: new Date().toISOString(),
+        turn: turn.number,
+        before: turn.snapshot,
+        after: taken.commit,
+      });
+  }
+
   /** Ends the turn: its summary, its record in the transcript, the front-end told. */
   async #end(
     turn: TurnState,
@@ -528,6 +588,7 @@ export class Session {
     failure?: string,
   ): Promise<TurnSummary> {
     let error = failure;
+    await this.#snapshotAfter(turn);
     const prices = this.deps.config().config.models[turn.modelName]?.prices;
     const { usage, steps, denied } = turn;
     const costUsd = prices

@@ -39,6 +39,15 @@ export type TranscriptEntry =
       model?: string;
       usage?: Usage;
     }
+  /** The workspace's files before and after a turn that could change them (undo). */
+  | {
+      type: 'snapshot';
+      time: string;
+      turn: number;
+      before: string;
+      after?: string;
+      skipped?: string[];
+    }
   /** Old tool outputs cleared, or older turns summarized: replayed onto the history on load. */
   | { type: 'compaction'; time: string; turn: number; marker: CompactionMarker }
   | {

@@ -32,6 +32,11 @@ const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'cost', description: 'tokens and cost of this session' },
   { name: 'context', description: 'what the context window is spent on' },
   {
+    name: 'undo',
+    args: '[TURN]',
+    description: 'put back the files a turn changed (the last, by default)',
+  },
+  {
     name: 'compact',
     args: '[focus]',
     description: 'summarize older turns now, keeping what the focus names',

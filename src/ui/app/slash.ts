@@ -223,6 +223,30 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
       return;
     case 'context':
       return contextView(ctx);
+    case 'undo': {
+      busy();
+      const apply = args.includes('apply');
+      const rest = args.filter((a) => a !== 'apply');
+      const turn = rest[0] === undefined ? undefined : Number(rest[0]);
+      if (turn !== undefined && !(Number.isInteger(turn) && turn > 0))
+        return usage('/undo [TURN] [apply]');
+      const target = { sessionId: await ctx.sessionId(), ...(turn ? { turn } : {}) };
+      const plan = await ctx.client.request('session/undo', { ...target, apply });
+      if (plan.changes.length === 0)
+        return ctx.dispatch({
+          type: 'output',
+          title: 'Undo',
+          text: `turn ${plan.turn} changed no file`,
+        });
+      const files = plan.changes.map((c) => `${c.change.padEnd(8)} ${c.path}`).join('\n');
+      return ctx.dispatch({
+        type: 'output',
+        title: apply ? `Undid turn ${plan.turn}` : `Undo turn ${plan.turn}?`,
+        text: apply
+          ? `put back as they were before the turn:\n${files}${plan.refused.length ? `\nnot written (outside the workspace now): ${plan.refused.join(', ')}` : ''}`
+          : `${files}\n\n${plan.diff}\n/undo ${plan.turn} apply puts these files back as they were before the turn`,
+      });
+    }
     case 'compact': {
       busy();
       const focus = args.join(' ').trim();
