@@ -92,6 +92,8 @@ export const nifflerPaths = (root: string, env: Env = process.env) => {
     sessionsDir: path.join(home, 'sessions', key),
     outputsDir: path.join(home, 'outputs', key),
     authDir: path.join(home, 'auth'),
+    /** Which protocol era each MCP server definition speaks (see negotiation.ts). */
+    protocolsFile: path.join(home, 'mcp', 'protocols.json'),
     repoConfigDir: path.join(root, '.niffler'),
     repoConfig: path.join(root, '.niffler', 'config.yaml'),
     mcpJson: path.join(root, '.mcp.json'),

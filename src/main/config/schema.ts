@@ -50,6 +50,25 @@ export const McpServerSchema = z
           .optional(),
       })
       .optional(),
+    /**
+     * Protocol revision: `auto` (probe with server/discover once, fall back to initialize),
+     * `legacy` (initialize, 2025-11-25 and earlier), or `2026-07-28` (that revision only).
+     */
+    protocol: z.enum(['auto', 'legacy', '2026-07-28']).optional(),
+    /** Writes every JSON-RPC message to the server's log (niffler mcp logs NAME --trace). */
+    trace: z.boolean().optional(),
+    /**
+     * Keep results of tools the server marks read-only and idempotent: `ttlSeconds` for all of
+     * them, `tools.NAME.ttlSeconds` per tool.
+     */
+    cache: z
+      .strictObject({
+        ttlSeconds: z.number().positive().optional(),
+        tools: z
+          .record(z.string(), z.strictObject({ ttlSeconds: z.number().positive() }))
+          .optional(),
+      })
+      .optional(),
   })
   .superRefine((server, ctx) => {
     if (server.enabled === false) return;

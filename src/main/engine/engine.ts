@@ -97,7 +97,9 @@ export class Engine implements EngineHandlers {
     if (loaded) options.onConfig?.(loaded);
     const configError = result.ok ? null : result.error.message;
     if (configError) options.log.error('config invalid at start', { error: configError });
-    const mcp = await McpHost.start(mcpWorkerData(options.root, loaded, paths), {
+    // Without a daemon servers start anew for every command: no probe that costs a spawn each time.
+    const probe = options.socket !== null;
+    const mcp = await McpHost.start(mcpWorkerData(options.root, loaded, paths, { probe }), {
       logger: options.log.child({ scope: 'mcp' }),
     });
     const engine = new Engine(options, loaded, configError, mcp);
@@ -401,7 +403,9 @@ export class Engine implements EngineHandlers {
     this.#tools?.configure(result.value.config.tools);
     // Servers, roots, log level and output cap, as the worker would start with them.
     const applied = await this.mcp.reconfigure(
-      mcpWorkerData(this.options.root, result.value, this.paths),
+      mcpWorkerData(this.options.root, result.value, this.paths, {
+        probe: this.options.socket !== null,
+      }),
     );
     this.options.log.info('config reloaded', { ...applied });
     this.broadcast('config/changed', { ok: true, warnings: result.value.warnings });

@@ -5,6 +5,7 @@ import { NifflerError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { NifflerPaths } from '../paths.ts';
 import type {
+  McpCacheSpec,
   McpCalls,
   McpElicitation,
   McpElicitationAnswer,
@@ -31,6 +32,19 @@ const toOAuthSpec = (oauth: NonNullable<ResolvedServer['definition']['oauth']>):
   ...(oauth.idp ? { idp: { ...oauth.idp } } : {}),
 });
 
+const toCacheSpec = (
+  cache: NonNullable<ResolvedServer['definition']['cache']>,
+): McpCacheSpec => ({
+  ...(cache.ttlSeconds !== undefined ? { ttlSeconds: cache.ttlSeconds } : {}),
+  ...(cache.tools
+    ? {
+        tools: Object.fromEntries(
+          Object.entries(cache.tools).map(([tool, c]) => [tool, { ttlSeconds: c.ttlSeconds }]),
+        ),
+      }
+    : {}),
+});
+
 /** Converts a resolved config entry to what the MCP worker runs. */
 export const toServerSpec = (server: ResolvedServer): McpServerSpec => {
   const d = server.definition;
@@ -51,6 +65,9 @@ export const toServerSpec = (server: ResolvedServer): McpServerSpec => {
     ...(d.includeTools ? { includeTools: [...d.includeTools] } : {}),
     ...(d.excludeTools ? { excludeTools: [...d.excludeTools] } : {}),
     ...(d.oauth ? { oauth: toOAuthSpec(d.oauth) } : {}),
+    ...(d.protocol ? { protocol: d.protocol } : {}),
+    ...(d.trace !== undefined ? { trace: d.trace } : {}),
+    ...(d.cache ? { cache: toCacheSpec(d.cache) } : {}),
     gate: !server.enabled
       ? 'disabled'
       : server.trust === 'untrusted' || server.trust === 'changed'
@@ -73,6 +90,7 @@ export const mcpWorkerData = (
   root: string,
   loaded: LoadedConfig | null,
   paths: NifflerPaths,
+  options: { probe?: boolean } = {},
 ): McpWorkerData => ({
   servers: (loaded?.servers ?? []).map(toServerSpec),
   root,
@@ -80,6 +98,8 @@ export const mcpWorkerData = (
   logsDir: paths.mcpLogsDir,
   outputsDir: paths.outputsDir,
   authDir: paths.authDir,
+  protocolsFile: paths.protocolsFile,
+  probe: options.probe ?? true,
   logLevel: loaded?.config.mcp.logLevel ?? 'info',
   maxOutputChars: loaded?.config.tools.output.maxChars ?? 30_000,
 });

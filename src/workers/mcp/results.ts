@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { ToolContent, ToolResult } from '../protocol/tool-result.ts';
 import { capOutput } from '../shared/output.ts';
 

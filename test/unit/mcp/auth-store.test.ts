@@ -108,7 +108,7 @@ describe('LoopbackReceiver', () => {
     expect((await fetch(`${redirect}?code=x&state=other`)).status).toBe(400);
     const page = await fetch(`${redirect}?code=c0de&state=st1`);
     expect(page.status).toBe(200);
-    expect(await code).toBe('c0de');
+    expect(await code).toEqual({ code: 'c0de' });
     await receiver.close();
   });
 

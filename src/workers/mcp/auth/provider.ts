@@ -2,16 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   auth,
+  AuthorizationServerMismatchError,
+  createPrivateKeyJwtAuth,
+  InsecureTokenEndpointError,
+  IssuerMismatchError,
   type AddClientAuthentication,
+  type AuthOptions,
+  type AuthResult,
+  type OAuthClientInformationContext,
+  type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
 import type { McpOAuthSpec } from '../../protocol/mcp.ts';
 import { crossAppGrant } from './cross-app.ts';
 import { AuthError } from './errors.ts';
@@ -66,13 +70,15 @@ export class ServerAuth implements OAuthClientProvider {
   private readonly grant: NonNullable<McpOAuthSpec['grant']>;
   private verifier: string | undefined;
   private discovery: OAuthDiscoveryState | undefined;
-  private code: Promise<string> | undefined;
+  private code: Promise<{ code: string; iss?: string }> | undefined;
   private signal: AbortSignal | undefined;
   private pending: Promise<void> | undefined;
   private failures = 0;
   private published = false;
   /** During a step-up: the refresh token is not offered, so `auth()` asks for the new scope. */
   private hideRefresh = false;
+  /** The authorization server names its issuer with another path on the server's origin. */
+  private sameOriginIssuer = false;
 
   constructor(
     readonly server: string,
@@ -128,43 +134,60 @@ export class ServerAuth implements OAuthClientProvider {
     return randomBytes(24).toString('base64url');
   }
 
-  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+  /** The configured client, stamped with the issuer asking (it is valid at any issuer). */
+  private configuredClient(
+    ctx: OAuthClientInformationContext | undefined,
+  ): StoredOAuthClientInformation | undefined {
     const { clientId, clientSecret } = this.spec;
-    if (this.grant !== 'authorization_code' && !clientId)
+    if (!clientId) return undefined;
+    return {
+      client_id: clientId,
+      ...(clientSecret ? { client_secret: clientSecret } : {}),
+      ...(ctx ? { issuer: ctx.issuer } : {}),
+    };
+  }
+
+  async clientInformation(
+    ctx?: OAuthClientInformationContext,
+  ): Promise<StoredOAuthClientInformation | undefined> {
+    if (this.grant !== 'authorization_code' && !this.spec.clientId)
       throw new AuthError(
         'refused',
         `server "${this.server}": oauth.grant ${this.grant} needs oauth.clientId`,
       );
-    const stored = this.store.get().client;
     if (!this.hooks.interactive()) {
-      if (clientId)
-        return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) };
-      if (!stored) throw this.needsAuth();
-      return stored;
+      const known = this.configuredClient(ctx) ?? this.store.get(ctx?.issuer).client;
+      if (!known) throw this.needsAuth();
+      return known;
     }
     if (this.grant === 'authorization_code') await this.listen();
-    if (clientId)
-      return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) };
-    return this.store.get().client;
+    return this.configuredClient(ctx) ?? this.store.get(ctx?.issuer).client;
   }
 
-  saveClientInformation(client: OAuthClientInformationMixed): void {
+  saveClientInformation(
+    client: StoredOAuthClientInformation,
+    ctx?: OAuthClientInformationContext,
+  ): void {
     // Configured credentials stay in the config; only registrations are stored.
-    if (!this.spec.clientId) this.store.update({ client });
+    if (!this.spec.clientId) this.store.update({ client }, ctx?.issuer ?? client.issuer);
   }
 
-  tokens(): OAuthTokens | undefined {
-    const tokens = this.store.get().tokens;
+  /** The tokens of `ctx.issuer` (SEP-2352); without a context, those saved last. */
+  tokens(ctx?: OAuthClientInformationContext): StoredOAuthTokens | undefined {
+    const tokens = this.store.get(ctx?.issuer).tokens;
     if (!tokens || !this.hideRefresh) return tokens;
     const { refresh_token: _hidden, ...rest } = tokens;
     return rest;
   }
 
-  saveTokens(tokens: OAuthTokens): void {
-    this.store.update({
-      tokens,
-      expiresAt: tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined,
-    });
+  saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): void {
+    this.store.update(
+      {
+        tokens,
+        expiresAt: tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined,
+      },
+      ctx?.issuer ?? tokens.issuer,
+    );
     this.generation++;
   }
 
@@ -199,6 +222,11 @@ export class ServerAuth implements OAuthClientProvider {
 
   saveDiscoveryState(state: OAuthDiscoveryState): void {
     this.discovery = state;
+  }
+
+  /** Lets the callback leg check it exchanges the code where the redirect went. */
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.discovery;
   }
 
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
@@ -261,11 +289,16 @@ export class ServerAuth implements OAuthClientProvider {
         : {}),
     };
     try {
-      let result = await auth(this, options);
+      let result = await this.authTolerant(options);
       if (result === 'REDIRECT') {
         if (!this.code) throw new Error('the authorization flow did not start');
-        const authorizationCode = await this.code;
-        result = await auth(this, { ...options, authorizationCode });
+        const { code, iss } = await this.code;
+        // `iss` from the redirect is checked against the issuer (RFC 9207) before the exchange.
+        result = await this.authTolerant({
+          ...options,
+          authorizationCode: code,
+          ...(iss ? { iss } : {}),
+        });
       }
       if (result !== 'AUTHORIZED') throw this.needsAuth();
     } catch (error) {
@@ -284,8 +317,43 @@ export class ServerAuth implements OAuthClientProvider {
     }
   }
 
+  /**
+   * The SDK's `auth()`, tolerating one misconfiguration: metadata whose `issuer` differs from the
+   * URL it was fetched for only in its path, on the MCP server's own origin (2025-03-26 servers
+   * that are their own authorization server often say `<origin>/oauth`). Another origin is another
+   * operator: that mismatch is refused (RFC 8414 §3.3, the mix-up defence).
+   */
+  private async authTolerant(options: AuthOptions): Promise<AuthResult> {
+    if (this.sameOriginIssuer)
+      return auth(this, { ...options, skipIssuerMetadataValidation: true });
+    try {
+      return await auth(this, options);
+    } catch (error) {
+      if (!IssuerMismatchError.isInstance(error) || error.kind !== 'metadata') throw error;
+      const origin = (url: string | undefined) => (url ? URL.parse(url)?.origin : undefined);
+      if (origin(error.received) !== new URL(this.serverUrl).origin) throw error;
+      this.sameOriginIssuer = true;
+      return auth(this, { ...options, skipIssuerMetadataValidation: true });
+    }
+  }
+
   private explain(error: unknown): Error {
     if (error instanceof AuthError) return error;
+    const refused = (why: string) =>
+      new AuthError('refused', `server "${this.server}": ${why}; refusing to authorize`, {
+        cause: error,
+      });
+    // Never the callback's error text here: after an issuer mismatch it is the attacker's.
+    if (IssuerMismatchError.isInstance(error))
+      return refused(
+        error.kind === 'metadata'
+          ? `its authorization server's metadata names another issuer (${JSON.stringify(error.received)}, expected ${JSON.stringify(error.expected)})`
+          : `the authorization response came from another issuer than the one asked (RFC 9207)`,
+      );
+    if (AuthorizationServerMismatchError.isInstance(error))
+      return refused('the authorization server changed between the redirect and the code exchange');
+    if (InsecureTokenEndpointError.isInstance(error))
+      return refused(`its token endpoint is not https (${error.tokenEndpoint})`);
     const message = error instanceof Error ? error.message : String(error);
     const mismatch = /^Protected resource (\S+) does not match expected (\S+)/.exec(message);
     if (mismatch)

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import type { McpServerSpec, McpTransportKind } from '../../protocol/mcp.ts';
 import { authorizedFetch } from './fetch.ts';
 import { ServerAuth, type AuthHooks } from './provider.ts';
