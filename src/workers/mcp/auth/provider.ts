@@ -273,6 +273,9 @@ export class ServerAuth implements OAuthClientProvider {
 
   private async run(challenge: Challenge, signal: AbortSignal | undefined): Promise<void> {
     this.store.reload(); // another daemon may have refreshed the tokens meanwhile
+    // Discovered anew for each authorization: the server may name another authorization server
+    // now (SEP-2352); the callback leg of this one checks against what this one found.
+    this.discovery = undefined;
     if (challenge.stepUp && !this.hooks.interactive())
       // Only this request needs more; the server stays usable for the rest.
       throw new AuthError(
