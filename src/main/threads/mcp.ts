@@ -14,11 +14,13 @@ import type {
   McpOAuthSpec,
   McpPromptInfo,
   McpResourceInfo,
+  McpResourceTemplateInfo,
   McpSamplingAnswer,
   McpSamplingParams,
   McpServerSpec,
   McpServerStatus,
   McpToolInfo,
+  McpTraceEntry,
   McpWorkerData,
 } from '../../workers/protocol/mcp.ts';
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
@@ -202,6 +204,25 @@ export class McpHost {
 
   listResources(): Promise<McpResourceInfo[]> {
     return this.rpc.request('list-resources', {});
+  }
+
+  listResourceTemplates(): Promise<McpResourceTemplateInfo[]> {
+    return this.rpc.request('list-resource-templates', {});
+  }
+
+  /** `completion/complete` for one argument of a prompt or resource template (none: empty). */
+  complete(params: McpCalls['complete']['params']): Promise<McpCalls['complete']['result']> {
+    return this.rpc.request('complete', params);
+  }
+
+  /** The protocol trace of `server` after sequence number `since`. */
+  trace(server: string, since?: number): Promise<McpTraceEntry[]> {
+    return this.rpc.request('get-trace', since !== undefined ? { server, since } : { server });
+  }
+
+  /** Forgets every cached tool result (a file of the workspace changed). */
+  invalidateCache(): Promise<object> {
+    return this.rpc.request('invalidate-cache', {});
   }
 
   readResource(server: string, uri: string, signal?: AbortSignal): Promise<ToolResult> {

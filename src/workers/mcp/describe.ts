@@ -9,6 +9,9 @@ export interface ProcessEnd {
 
 export const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
+/** Characters of an error message kept in a start failure. */
+const MAX_MESSAGE = 600;
+
 /** How a connection ended by itself, worded to follow `server "x" `. */
 export const describeExit = (exit: ProcessEnd | undefined, kind: McpTransportKind): string => {
   if (!exit) return kind === 'stdio' ? 'closed its stdout' : 'closed the connection';
@@ -29,10 +32,12 @@ export const describeStartFailure = (
   const lines = [...new Set(stderrTail)];
   const tail = lines.length ? `: ${redact(lines.join(' | '))}` : '';
   if (failure.exit) return `${describeExit(failure.exit, kind)} during start-up${tail}`;
+  // One line, of a length a status table can show (a schema error can run to pages).
+  let message = failure.message.replace(/\s+/g, ' ').trim();
+  if (message.length > MAX_MESSAGE) message = `${message.slice(0, MAX_MESSAGE)}…`;
   // A failed negotiation says what it is on its own.
-  if (/^(advertised|does not speak|negotiating)/.test(failure.message))
-    return `${redact(failure.message)}${tail}`;
-  return `failed to start: ${redact(failure.message)}${tail}`;
+  if (/^(advertised|does not speak|negotiating)/.test(message)) return `${redact(message)}${tail}`;
+  return `failed to start: ${redact(message)}${tail}`;
 };
 
 /** Words a lost connection for a request that was in flight, and what happens next. */

@@ -1,5 +1,7 @@
 import {
   Client,
+  ProtocolError,
+  ProtocolErrorCode,
   SdkError,
   SdkErrorCode,
   type McpSubscription,
@@ -24,7 +26,7 @@ import {
 } from './negotiation.ts';
 import { catalogProblems } from './problems.ts';
 import type { ProtocolTrace } from './trace.ts';
-import { createTransport, isProcess, type TransportHooks } from './transports.ts';
+import { createTransport, exitedByItself, isProcess, type TransportHooks } from './transports.ts';
 
 /**
  * The SDK's own timeout for the requests of a start (its default is 60 s): the longest a timer
@@ -128,10 +130,6 @@ export class ServerLink {
   }
 }
 
-/** True when `transport` is a server process that has exited. */
-const processExited = (transport: Transport): boolean =>
-  isProcess(transport) && transport.exit !== undefined;
-
 /**
  * Opens a link to `spec` over `kind` (its transport, or `sse` when Streamable HTTP falls back),
  * negotiates the protocol era, sets the log level and lists the catalog, all within `signal`.
@@ -219,17 +217,18 @@ const connect = async (
     );
     return link;
   } catch (error) {
-    const exitedOnProbe = negotiation.probes && processExited(transport);
+    const exit = exitedByItself(transport);
+    const exitedOnProbe = negotiation.probes && exit !== undefined;
     client.onclose = undefined;
     await link.close().catch(() => undefined);
     // A server that exits on a request before `initialize` (rmcp does) speaks 2025: again, legacy.
     if (exitedOnProbe && spec.protocol !== MODERN_REVISION && isNegotiationFailure(error)) {
       ctx.verdicts.set(negotiation.key, { era: 'legacy', at: Date.now() });
-      ctx.note('exited on the server/discover probe; connecting with initialize (protocol 2025)');
+      ctx.log('exited on the server/discover probe; connecting with initialize (protocol 2025)');
       return connect(spec, kind, ctx, { ...negotiation, mode: undefined, probes: false }, signal);
     }
-    const failure = negotiation.probes ? describeNegotiation(error, spec) : (error as Error);
-    if (isProcess(transport) && transport.exit) throw new ProcessExited(transport.exit, failure);
+    const failure = describeNegotiation(error, spec, negotiation.probes);
+    if (exit) throw new ProcessExited(exit, failure);
     throw failure;
   }
 };
@@ -251,7 +250,24 @@ const isNegotiationFailure = (error: unknown): boolean =>
     error.code === SdkErrorCode.ConnectionClosed);
 
 /** A failed negotiation, worded for `mcp status`. */
-const describeNegotiation = (error: unknown, spec: McpServerSpec): Error => {
+const describeNegotiation = (error: unknown, spec: McpServerSpec, probed: boolean): Error => {
+  if (
+    ProtocolError.isInstance(error) &&
+    error.code === (ProtocolErrorCode.UnsupportedProtocolVersion as number)
+  ) {
+    const supported = (error.data as { supported?: unknown } | undefined)?.supported;
+    const offers = Array.isArray(supported) ? ` (it speaks ${supported.join(', ')})` : '';
+    return new Error(
+      `does not speak the 2025 protocol${offers}: ${error.message}; ${spec.protocol === 'legacy' ? 'remove protocol: legacy' : 'set protocol: auto'} to let niffler negotiate`,
+      { cause: error },
+    );
+  }
+  // A JSON-RPC error after a probe: the probe found no 2026-07-28, and `initialize` failed too.
+  if (probed && ProtocolError.isInstance(error))
+    return new Error(
+      `negotiating the protocol failed: server/discover gave no ${MODERN_REVISION} answer, and initialize failed: ${error.message}`,
+      { cause: error },
+    );
   if (!SdkError.isInstance(error) || error.code !== SdkErrorCode.EraNegotiationFailed)
     return error as Error;
   const pinned = spec.protocol === MODERN_REVISION;

@@ -17,7 +17,7 @@ const externalRefs = (schema: unknown, found = new Set<string>(), depth = 0): Se
 /** What is wrong with a catalog that niffler works around: tool schemas with remote `$ref`s. */
 export const catalogProblems = (catalog: Catalog): string[] =>
   catalog.tools.flatMap((tool) => {
-    const refs = [...externalRefs(tool.inputSchema), ...externalRefs(tool.outputSchema ?? {})];
+    const refs = [...externalRefs(tool.outputSchema, externalRefs(tool.inputSchema))];
     return refs.length
       ? [
           `tool "${tool.name}" has a schema that refers to ${refs.join(', ')} ($ref); niffler does not fetch it, so the reference stays unresolved`,

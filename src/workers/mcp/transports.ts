@@ -8,7 +8,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
 import { keepProgressInOrder } from './in-order.ts';
-import { ProcessTransport, safeEnvironment } from './process-transport.ts';
+import { ProcessTransport, safeEnvironment, type ProcessExit } from './process-transport.ts';
 import { WebSocketClientTransport } from './ws-transport.ts';
 
 /** What a transport reports back to its connection besides JSON-RPC. */
@@ -39,7 +39,18 @@ const requestInit = (spec: McpServerSpec): RequestInit | undefined =>
  */
 class StdioTransport extends ProcessTransport {
   readonly stderr = null;
+  /** Closed by us (the SDK closes a transport whose negotiation failed, say). */
+  closing = false;
+
+  override close(): Promise<void> {
+    this.closing = true;
+    return super.close();
+  }
 }
+
+/** How the server process ended, when it ended by itself (not closed by us). */
+export const exitedByItself = (transport: Transport | undefined): ProcessExit | undefined =>
+  transport instanceof StdioTransport && !transport.closing ? transport.exit : undefined;
 
 /** The server process of a stdio server (it leads its own process group, see ProcessTransport). */
 export const isProcess = (
