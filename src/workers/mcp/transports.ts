@@ -39,11 +39,11 @@ const requestInit = (spec: McpServerSpec): RequestInit | undefined =>
  */
 class StdioTransport extends ProcessTransport {
   readonly stderr = null;
-  /** Closed by us (the SDK closes a transport whose negotiation failed, say). */
+  /** Closed by us while the process still ran (the SDK closes one whose negotiation failed). */
   closing = false;
 
   override close(): Promise<void> {
-    this.closing = true;
+    if (this.exit === undefined) this.closing = true;
     return super.close();
   }
 }
