@@ -22,7 +22,7 @@ import { watchConfigFiles } from './config-watch.ts';
 import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
 import { Session, type SessionDeps } from './session.ts';
 import { listSessions } from './transcript.ts';
-import { mcpHandlers, waitForServers } from './mcp-handlers.ts';
+import { mcpHandlers, serverInstructions, waitForServers } from './mcp-handlers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
@@ -81,6 +81,12 @@ export class Engine implements EngineHandlers {
     this.approvals = new ApprovalStore(this.paths.approvalsFile, options.root);
     mcp.on((event) => {
       if (event.type === 'status') this.broadcast('mcp/status-changed', event.status);
+      if (
+        event.type === 'prompts-changed' ||
+        event.type === 'resources-changed' ||
+        event.type === 'tools-changed'
+      )
+        this.broadcast('mcp/catalog-changed', { server: event.server });
     });
     mcp.setElicitationHandler((request) => this.#elicit(request.server, request.elicitation));
     mcp.setSamplingHandler((request) => this.#sample(request.server, request.params));
@@ -262,6 +268,7 @@ export class Engine implements EngineHandlers {
       approvals: this.approvals,
       config: () => this.#requireConfig(),
       resolveModel: (name) => resolveModelSpec(this.config, name, this.options.env ?? process.env),
+      instructions: () => serverInstructions(this.mcp.knownStatuses(), this.#loaded?.servers ?? []),
     };
   }
 

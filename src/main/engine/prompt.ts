@@ -89,18 +89,51 @@ const baseInstructions = (root: string, hasTools: boolean, now: Date): string =>
       : []),
   ].join('\n');
 
+/** Characters of MCP server instructions given to the model: per server, and in all. */
+export const MAX_INSTRUCTIONS = { perServer: 4_000, total: 12_000 };
+
 /**
- * The system prompt of a turn: what niffler is and how to work, then — only when the repository
- * is trusted — its prompt files (`.niffler/prompts/REPO.md`, `PROJECT.md`, `AGENTS.md`,
+ * The `instructions` of MCP servers (from `initialize` or `server/discover`), each under its
+ * server's name, each cut at `MAX_INSTRUCTIONS.perServer` and all at `.total`.
+ */
+const instructionsSection = (list: { server: string; text: string }[]): string | undefined => {
+  let left = MAX_INSTRUCTIONS.total;
+  const parts: string[] = [];
+  for (const { server, text } of list) {
+    const limit = Math.min(MAX_INSTRUCTIONS.perServer, left);
+    if (limit <= 0) break;
+    const trimmed = text.trim();
+    const cut = trimmed.length > limit;
+    parts.push(`### ${server}\n\n${cut ? `${trimmed.slice(0, limit)}\n\n[cut here]` : trimmed}`);
+    left -= Math.min(trimmed.length, limit);
+  }
+  if (parts.length === 0) return undefined;
+  const intro =
+    'How to use the tools of these MCP servers, in their own words (server__tool names are theirs):';
+  return `## Instructions from MCP servers\n\n${intro}\n\n${parts.join('\n\n')}`;
+};
+
+/**
+ * The system prompt of a turn: what niffler is and how to work, the instructions of the MCP
+ * servers it may use, then — only when the repository is trusted — its prompt files (`.niffler/prompts/REPO.md`, `PROJECT.md`, `AGENTS.md`,
  * `NIFFLER.md`, `CLAUDE.md`), each under a heading, each read confined and bounded.
  */
 export const buildSystemPrompt = (
   root: string,
-  options: { hasTools: boolean; trusted: boolean; now?: Date },
+  options: {
+    hasTools: boolean;
+    trusted: boolean;
+    now?: Date;
+    instructions?: { server: string; text: string }[];
+  },
 ): SystemPrompt => {
-  const parts = [baseInstructions(root, options.hasTools, options.now ?? new Date())];
+  const servers = instructionsSection(options.instructions ?? []);
+  const parts = [
+    baseInstructions(root, options.hasTools, options.now ?? new Date()),
+    ...(servers ? [servers] : []),
+  ];
   if (!options.trusted)
-    return { text: parts[0]!, untrusted: promptFilesPresent(root), refused: [] };
+    return { text: parts.join('\n\n'), untrusted: promptFilesPresent(root), refused: [] };
   const refused: SystemPrompt['refused'] = [];
   for (const [file, title] of PROMPT_FILES) {
     const read = readConfined(root, file);

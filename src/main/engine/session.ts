@@ -39,6 +39,8 @@ export interface SessionDeps {
   approvals: ApprovalStore;
   config: () => LoadedConfig;
   resolveModel: (name: string) => ModelSpec;
+  /** MCP servers' instructions for the system prompt (trusted, ready servers). */
+  instructions?: () => { server: string; text: string }[];
 }
 
 const zeroUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0 });
@@ -276,7 +278,8 @@ export class Session {
    */
   #systemPrompt(hasTools: boolean, io: TurnIO): string {
     const trusted = this.deps.config().trust.level === 'trusted';
-    const prompt = buildSystemPrompt(this.deps.root, { hasTools, trusted });
+    const instructions = this.deps.instructions?.() ?? [];
+    const prompt = buildSystemPrompt(this.deps.root, { hasTools, trusted, instructions });
     const notes = [
       ...(prompt.untrusted.length
         ? [

@@ -34,9 +34,7 @@ const toOAuthSpec = (oauth: NonNullable<ResolvedServer['definition']['oauth']>):
   ...(oauth.idp ? { idp: { ...oauth.idp } } : {}),
 });
 
-const toCacheSpec = (
-  cache: NonNullable<ResolvedServer['definition']['cache']>,
-): McpCacheSpec => ({
+const toCacheSpec = (cache: NonNullable<ResolvedServer['definition']['cache']>): McpCacheSpec => ({
   ...(cache.ttlSeconds !== undefined ? { ttlSeconds: cache.ttlSeconds } : {}),
   ...(cache.tools
     ? {
@@ -233,8 +231,14 @@ export class McpHost {
     server: string,
     prompt: string,
     args: Record<string, string> = {},
+    signal?: AbortSignal,
   ): Promise<ToolResult> {
-    return this.rpc.request('get-prompt', { server, prompt, args });
+    return this.rpc.request('get-prompt', { server, prompt, args }, signal ? { signal } : {});
+  }
+
+  /** The statuses last heard of, without asking the worker (what the system prompt reads). */
+  knownStatuses(): McpServerStatus[] {
+    return [...this.statuses.values()];
   }
 
   /**

@@ -57,7 +57,10 @@ export const readResource = (
     },
   );
 
-/** `prompts/get` as a `ToolResult`: each message as `role: content`. */
+/**
+ * `prompts/get` as a `ToolResult` whose text is the prompt to send: its messages' contents, each
+ * under `[role]` when the prompt has more than user messages.
+ */
 export const getPrompt = (
   conn: ServerBase,
   name: string,
@@ -72,8 +75,10 @@ export const getPrompt = (
     ctx,
     async (client, options) => {
       const result = await client.getPrompt({ name, arguments: args }, options);
+      // A prompt of user messages reads as what the user would type; a conversation keeps roles.
+      const roles = result.messages.some((m) => m.role !== 'user');
       return result.messages.flatMap((m) => [
-        { type: 'text' as const, text: `${m.role}:` },
+        ...(roles ? [{ type: 'text' as const, text: `[${m.role}]` }] : []),
         m.content,
       ]);
     },

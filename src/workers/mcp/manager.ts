@@ -23,6 +23,7 @@ import { assignToolNames, modelName, type NameTable } from './naming.ts';
 import { killGroup } from '../shared/process-group.ts';
 import { complete, getPrompt, readResource } from './extras.ts';
 import { VerdictStore } from './negotiation.ts';
+import { watchWorkspace } from './workspace-watch.ts';
 
 type Side = Omit<ClientSide, 'listChanged' | 'serverLog' | 'roots'>;
 
@@ -51,6 +52,7 @@ export class McpManager {
   private roots: string[];
   private logLevel: McpLogLevel;
   private readonly ctx: ConnectionContext;
+  private stopWatching: (() => void) | undefined;
 
   constructor(
     data: McpWorkerData,
@@ -77,6 +79,7 @@ export class McpManager {
     };
     for (const spec of data.servers)
       this.connections.set(spec.name, new ServerConnection(spec, this.ctx));
+    this.watchIfCaching();
   }
 
   /** Starts every startable auto-start server without waiting for them. */
@@ -144,7 +147,22 @@ export class McpManager {
 
   /** Forgets every cached tool result (a file of the workspace changed). */
   invalidateCache(): void {
-    for (const conn of this.connections.values()) conn.results.clear();
+    for (const conn of this.connections.values()) {
+      const had = conn.results.stats().entries > 0;
+      conn.results.clear();
+      if (had) this.changed(conn, 'status');
+    }
+  }
+
+  /** Watches the workspace while some server caches tool results (see workspace-watch.ts). */
+  private watchIfCaching(): void {
+    const caching = [...this.connections.values()].some((c) => c.spec.cache);
+    if (caching && !this.stopWatching)
+      this.stopWatching = watchWorkspace(this.ctx.root, () => this.invalidateCache());
+    if (!caching && this.stopWatching) {
+      this.stopWatching();
+      this.stopWatching = undefined;
+    }
   }
 
   /** Calls a tool by its model-facing name; an unknown name is a `not-found` result. */
@@ -253,6 +271,7 @@ export class McpManager {
     }
     await Promise.all(work);
     this.renameAll();
+    this.watchIfCaching();
     return result;
   }
 
@@ -279,6 +298,7 @@ export class McpManager {
   }
 
   async shutdown(): Promise<void> {
+    this.stopWatching?.();
     await Promise.all([...this.connections.values()].map((c) => c.stop()));
   }
 

@@ -8,6 +8,7 @@ import type {
   TurnSummary,
 } from '../../../main/protocol.ts';
 import type { McpElicitation, McpElicitationAnswer } from '../../../workers/protocol/mcp.ts';
+import type { McpOffers } from '../mcp-offers.ts';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 
@@ -86,6 +87,8 @@ export interface UiState {
   live: Entry[];
   turn: RunningTurn | null;
   servers: McpServerStatus[];
+  /** Prompts and resources of the ready servers: `/server:prompt` and `@server:uri`. */
+  offers: McpOffers;
   totals: Totals;
   dialogs: Dialog[];
   /** Ctrl-C was pressed once while idle: a second press exits. */
@@ -112,6 +115,7 @@ export type Action =
   | { type: 'submit'; text: string; attachments: string[]; now: number }
   | { type: 'turn-finished'; summary: TurnSummary | null; error?: string }
   | { type: 'servers'; servers: McpServerStatus[] }
+  | { type: 'mcp-offers'; offers: McpOffers }
   | { type: 'server-status'; status: McpServerStatus }
   | { type: 'notice'; level: NoticeLevel; text: string }
   | { type: 'output'; title: string; text: string }
