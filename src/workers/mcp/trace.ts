@@ -4,23 +4,17 @@ import { formatTraceEntry } from '../shared/trace-format.ts';
 
 /** Entries kept per server. */
 const RING = 300;
-/** Characters of a body kept in an entry; strings inside it are cut at `STRING_CHARS` first. */
+/** Characters of a body kept in an entry. */
 const BODY_CHARS = 4000;
-const STRING_CHARS = 600;
 
 type OnMessage = NonNullable<Transport['onmessage']>;
 
-/** A message's JSON with long strings cut, and its length as it was (strings counted whole). */
+/** A message's JSON cut at `BODY_CHARS`, and its whole length (one native stringify: cheap). */
 const preview = (message: unknown): { body: string; chars: number } => {
-  let omitted = 0;
-  const body = JSON.stringify(message, (_key, value: unknown) => {
-    if (typeof value !== 'string' || value.length <= STRING_CHARS) return value;
-    omitted += value.length - STRING_CHARS;
-    return `${value.slice(0, STRING_CHARS)}…`;
-  });
+  const json = JSON.stringify(message);
   return {
-    body: body.length > BODY_CHARS ? `${body.slice(0, BODY_CHARS)}…` : body,
-    chars: body.length + omitted,
+    body: json.length > BODY_CHARS ? `${json.slice(0, BODY_CHARS)}…` : json,
+    chars: json.length,
   };
 };
 
@@ -56,9 +50,11 @@ export class ProtocolTrace {
     this.toLog = toLog;
   }
 
-  /** Entries after sequence number `since` (all that are kept, without it). */
+  /** Entries after sequence number `since` (all that are kept, without it), bodies redacted. */
   entries(since = 0): McpTraceEntry[] {
-    return this.ring.filter((e) => e.seq > since);
+    // Redacted as they leave, not as they come: the ring lives in this thread's memory, as the
+    // messages themselves do, and most entries are never read.
+    return this.ring.filter((e) => e.seq > since).map((e) => ({ ...e, body: this.redact(e.body) }));
   }
 
   /** Records each message `transport` sends and receives; returns the transport. */
@@ -116,11 +112,12 @@ export class ProtocolTrace {
       ...(id !== undefined ? { id } : {}),
       chars,
       ...(ms !== undefined ? { ms } : {}),
-      body: this.redact(body),
+      body,
     };
     this.ring.push(entry);
     if (this.ring.length > RING) this.ring.shift();
     if (this.open.size > RING) this.open.delete(this.open.keys().next().value!);
+    // The log redacts each line it writes.
     this.toLog?.(formatTraceEntry(entry));
   }
 }
