@@ -40,6 +40,9 @@ const oauthFor = (context: Record<string, string>): McpOAuthSpec => {
         idToken: context['idp_id_token'],
       },
     };
+  // Workload identity federation: the workload's own JWT, through the jwt-bearer grant.
+  if (context['valid_jwt'])
+    return { grant: 'jwt_bearer', ...client, assertion: context['valid_jwt'] };
   if (context['private_key_pem']) {
     const keyFile = path.join(dir, 'client-key.pem');
     writeFileSync(keyFile, context['private_key_pem'], { mode: 0o600 });

@@ -28,8 +28,16 @@ export const McpServerSchema = z
     /** OAuth for a remote server: pre-registered client, machine grants, cross-app access. */
     oauth: z
       .strictObject({
-        /** authorization_code (a browser, default), client_credentials, or cross_app (SEP-990). */
-        grant: z.enum(['authorization_code', 'client_credentials', 'cross_app']).optional(),
+        /**
+         * authorization_code (a browser, default), client_credentials, cross_app (SEP-990), or
+         * jwt_bearer (workload identity federation, SEP-1933: the workload's own JWT).
+         */
+        grant: z
+          .enum(['authorization_code', 'client_credentials', 'cross_app', 'jwt_bearer'])
+          .optional(),
+        /** jwt_bearer: the workload's JWT (use ${VAR}), or a file holding it (relative to the root). */
+        assertion: z.string().optional(),
+        assertionFile: z.string().optional(),
         clientId: z.string().optional(),
         clientSecret: z.string().optional(),
         scopes: z.array(z.string()).optional(),
@@ -39,6 +47,8 @@ export const McpServerSchema = z
         /** PEM (PKCS#8) key for private_key_jwt client authentication; relative to the root. */
         privateKeyFile: z.string().optional(),
         signingAlgorithm: z.string().optional(),
+        /** DPoP-bound tokens (RFC 9449): unset uses them where the server offers them. */
+        dpop: z.boolean().optional(),
         /** cross_app: the identity provider that exchanges an ID token for an ID-JAG. */
         idp: z
           .strictObject({

@@ -14,8 +14,14 @@ export type McpLogLevel =
 
 /** OAuth settings of a remote server (config `oauth`); secrets never leave the worker. */
 export interface McpOAuthSpec {
-  /** Default `authorization_code` (a browser); `cross_app`: RFC 8693 exchange, then RFC 7523. */
-  grant?: 'authorization_code' | 'client_credentials' | 'cross_app';
+  /**
+   * Default `authorization_code` (a browser); `cross_app`: RFC 8693 exchange, then RFC 7523;
+   * `jwt_bearer`: RFC 7523 with the workload's own token (`assertion`/`assertionFile`).
+   */
+  grant?: 'authorization_code' | 'client_credentials' | 'cross_app' | 'jwt_bearer';
+  /** jwt_bearer: the workload's JWT, or (`assertionFile`) a file holding it, read at each use. */
+  assertion?: string;
+  assertionFile?: string;
   clientId?: string;
   clientSecret?: string;
   scopes?: string[];
@@ -28,6 +34,8 @@ export interface McpOAuthSpec {
   /** JWS algorithm for `privateKeyFile`; default ES256. */
   signingAlgorithm?: string;
   idp?: { tokenEndpoint: string; clientId: string; clientSecret?: string; idToken: string };
+  /** DPoP-bound tokens (RFC 9449): absent, where the authorization server offers it. */
+  dpop?: boolean;
 }
 
 /** Everything the worker needs to run one server; built by `toServerSpec` from the config. */

@@ -2,11 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   auth,
-  AuthorizationServerMismatchError,
   createPrivateKeyJwtAuth,
-  InsecureTokenEndpointError,
   IssuerMismatchError,
   type AddClientAuthentication,
+  type DpopSession,
   type AuthOptions,
   type AuthResult,
   type OAuthClientInformationContext,
@@ -17,8 +16,9 @@ import {
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import type { McpOAuthSpec } from '../../protocol/mcp.ts';
-import { crossAppGrant } from './cross-app.ts';
-import { AuthError } from './errors.ts';
+import { machineGrant } from './grants.ts';
+import { advertisesDpop, newDpopSession, storedDpopSession } from './dpop.ts';
+import { AuthError, explainAuthFailure } from './errors.ts';
 import { LoopbackReceiver } from './receiver.ts';
 import type { AuthStore } from './store.ts';
 
@@ -79,6 +79,7 @@ export class ServerAuth implements OAuthClientProvider {
   private hideRefresh = false;
   /** The authorization server names its issuer with another path on the server's origin. */
   private sameOriginIssuer = false;
+  private dpopSession: Promise<DpopSession> | undefined;
 
   constructor(
     readonly server: string,
@@ -224,28 +225,37 @@ export class ServerAuth implements OAuthClientProvider {
     this.discovery = state;
   }
 
+  /**
+   * A DPoP session (RFC 9449, SEP-1932) where the authorization server takes ES256 proofs — or
+   * always with `oauth.dpop: true`, never with `false`: its tokens are then bound to a key kept
+   * with them (a restart can use them). The SDK signs the token requests; `withDpopFromProvider`
+   * under our fetch presents DPoP-bound tokens.
+   */
+  async dpop(): Promise<DpopSession | undefined> {
+    if (this.spec.dpop === false) return undefined;
+    const stored = this.store.get().dpop;
+    if (stored) return (this.dpopSession ??= storedDpopSession(stored));
+    if (this.spec.dpop !== true && !advertisesDpop(this.discovery)) return undefined;
+    this.dpopSession ??= newDpopSession().then(({ session, stored: key }) => {
+      this.store.update({ dpop: key });
+      return session;
+    });
+    return this.dpopSession;
+  }
+
   /** Lets the callback leg check it exchanges the code where the redirect went. */
   discoveryState(): OAuthDiscoveryState | undefined {
     return this.discovery;
   }
 
+  /** The token request of a machine grant (none for the authorization-code flow). */
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
-    switch (this.grant) {
-      case 'authorization_code':
-        return undefined;
-      case 'client_credentials': {
-        const params = new URLSearchParams({ grant_type: 'client_credentials' });
-        if (scope) params.set('scope', scope);
-        return params;
-      }
-      case 'cross_app':
-        if (!this.spec.idp)
-          throw new AuthError(
-            'refused',
-            `server "${this.server}": oauth.grant cross_app needs oauth.idp`,
-          );
-        return crossAppGrant(this.server, this.spec.idp, this.discovery, this.serverUrl, scope);
-    }
+    return machineGrant(this.spec, this.grant, {
+      server: this.server,
+      serverUrl: this.serverUrl,
+      discovery: this.discovery,
+      scope,
+    });
   }
 
   /**
@@ -305,7 +315,7 @@ export class ServerAuth implements OAuthClientProvider {
       }
       if (result !== 'AUTHORIZED') throw this.needsAuth();
     } catch (error) {
-      const explained = this.explain(error);
+      const explained = explainAuthFailure(this.server, error);
       if (explained instanceof AuthError && explained.kind === 'needs-auth')
         this.hooks.onNeedsAuth(explained);
       throw explained;
@@ -338,34 +348,6 @@ export class ServerAuth implements OAuthClientProvider {
       this.sameOriginIssuer = true;
       return auth(this, { ...options, skipIssuerMetadataValidation: true });
     }
-  }
-
-  private explain(error: unknown): Error {
-    if (error instanceof AuthError) return error;
-    const refused = (why: string) =>
-      new AuthError('refused', `server "${this.server}": ${why}; refusing to authorize`, {
-        cause: error,
-      });
-    // Never the callback's error text here: after an issuer mismatch it is the attacker's.
-    if (IssuerMismatchError.isInstance(error))
-      return refused(
-        error.kind === 'metadata'
-          ? `its authorization server's metadata names another issuer (${JSON.stringify(error.received)}, expected ${JSON.stringify(error.expected)})`
-          : `the authorization response came from another issuer than the one asked (RFC 9207)`,
-      );
-    if (AuthorizationServerMismatchError.isInstance(error))
-      return refused('the authorization server changed between the redirect and the code exchange');
-    if (InsecureTokenEndpointError.isInstance(error))
-      return refused(`its token endpoint is not https (${error.tokenEndpoint})`);
-    const message = error instanceof Error ? error.message : String(error);
-    const mismatch = /^Protected resource (\S+) does not match expected (\S+)/.exec(message);
-    if (mismatch)
-      return new AuthError(
-        'refused',
-        `server "${this.server}": its OAuth metadata names the resource ${mismatch[1]}, which is not this server (${mismatch[2]}); refusing to authorize`,
-        { cause: error },
-      );
-    return new Error(`server "${this.server}": authorization failed: ${message}`, { cause: error });
   }
 
   private needsAuth(): AuthError {

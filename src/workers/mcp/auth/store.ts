@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import type { StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
 import { authFileName } from '../../shared/auth-file.ts';
+import type { StoredDpopKey } from './dpop.ts';
 
 /** The client registration and the tokens one authorization server issued. */
 export interface Credentials {
@@ -9,6 +10,8 @@ export interface Credentials {
   tokens?: StoredOAuthTokens;
   /** Epoch ms when the access token expires (from `expires_in`). */
   expiresAt?: number;
+  /** The DPoP key the tokens are bound to (RFC 9449), when the authorization server uses DPoP. */
+  dpop?: StoredDpopKey;
 }
 
 /**
@@ -23,11 +26,12 @@ export interface StoredAuth extends Credentials {
 }
 
 const unstamped = (data: StoredAuth): Credentials => {
-  const { client, tokens, expiresAt } = data;
+  const { client, tokens, expiresAt, dpop } = data;
   return {
     ...(client ? { client } : {}),
     ...(tokens ? { tokens } : {}),
     ...(expiresAt ? { expiresAt } : {}),
+    ...(dpop ? { dpop } : {}),
   };
 };
 
