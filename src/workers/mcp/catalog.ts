@@ -130,11 +130,20 @@ export interface CatalogHooks {
   log: (text: string) => void;
 }
 
+/** The catalog part each list method fills. */
+const PART_OF: Record<string, CatalogPart> = {
+  'tools/list': 'tools',
+  'prompts/list': 'prompts',
+  'resources/list': 'resources',
+  'resources/templates/list': 'templates',
+};
+
 /**
  * A connected server's catalog as niffler holds it: set when a link opens, listed again on
- * `list_changed` (debounced) or on demand, with the problems found in each tools listing —
- * remote `$ref`s, and tools the SDK left out for invalid `x-mcp-header` annotations (seen by
- * comparing what the server sent, through the protocol trace, with what the SDK kept).
+ * `list_changed` (debounced), once its `ttlMs` cache hint has run out and it is used, or on
+ * demand; with the problems found in each tools listing — remote `$ref`s, and tools the SDK left
+ * out for invalid `x-mcp-header` annotations. What the server sent (the names, the hints) is read
+ * from its answers as the protocol trace sees them.
  */
 export class CatalogKeeper {
   catalog: Catalog = EMPTY_CATALOG;
@@ -142,11 +151,39 @@ export class CatalogKeeper {
   private indexed: Catalog | undefined;
   private byName = new Map<string, Tool>();
   private readonly refresher = new CatalogRefresher((part) => void this.refresh(part));
+  /** Tool names of the tools/list answers since `watchToolListing`. */
+  private listed: string[] | undefined;
+  /** When each part stops being fresh, by the server's `ttlMs` (absent or 0: no hint). */
+  private readonly expires = new Map<CatalogPart, number>();
 
   constructor(
     private readonly hooks: CatalogHooks,
-    private readonly trace: ProtocolTrace,
-  ) {}
+    trace: ProtocolTrace,
+  ) {
+    trace.onAnswer = (method, result) => this.answered(method, result);
+  }
+
+  private answered(method: string, result: unknown): void {
+    const part = PART_OF[method];
+    if (!part) return;
+    const { ttlMs, tools } = result as { ttlMs?: unknown; tools?: Tool[] };
+    // The first page's hint stands for the list (later pages are the same listing).
+    if (typeof ttlMs === 'number' && ttlMs > 0 && !this.expires.has(part))
+      this.expires.set(part, Date.now() + ttlMs);
+    if (part === 'tools' && this.listed) for (const t of tools ?? []) this.listed.push(t.name);
+  }
+
+  /**
+   * The catalog is about to be used: a part whose `ttlMs` has run out is listed again (in the
+   * background; the one held serves meanwhile).
+   */
+  freshen(now = Date.now()): void {
+    for (const [part, at] of this.expires)
+      if (at <= now) {
+        this.expires.delete(part);
+        void this.refresh(part);
+      }
+  }
 
   /** A tool by its own name, looked up in a map rebuilt only when the catalog changes. */
   tool(name: string): Tool | undefined {
@@ -160,11 +197,12 @@ export class CatalogKeeper {
   /** Starts collecting the tool names the server sends; returns what was collected so far. */
   watchToolListing(): () => string[] {
     const listed: string[] = [];
-    this.trace.onAnswer = (method, result) => {
-      if (method !== 'tools/list') return;
-      for (const t of (result as { tools?: Tool[] }).tools ?? []) listed.push(t.name);
+    this.listed = listed;
+    this.expires.delete('tools');
+    return () => {
+      if (this.listed === listed) this.listed = undefined;
+      return listed.splice(0);
     };
-    return () => listed.splice(0);
   }
 
   /** The catalog of a link just opened (its tools listing watched from before it opened). */
@@ -178,6 +216,7 @@ export class CatalogKeeper {
   detach(clear: boolean): void {
     this.client = undefined;
     this.refresher.clear();
+    this.expires.clear();
     if (clear) this.catalog = EMPTY_CATALOG;
   }
 
@@ -187,11 +226,15 @@ export class CatalogKeeper {
     if (part === 'resources') this.refresher.schedule('templates');
   }
 
-  /** Lists `part` again now, bypassing the response cache; resolves when it has landed. */
+  /**
+   * Lists `part` again now, past the response cache (a change was announced, or its hint ran out:
+   * this keeper honours the hints itself), and resolves once it has landed.
+   */
   async refresh(part: CatalogPart, signal?: AbortSignal): Promise<void> {
     const client = this.client;
     if (!client) return;
     const listed = part === 'tools' ? this.watchToolListing() : () => [];
+    this.expires.delete(part);
     try {
       const items = await listPart(client, part, {
         cacheMode: 'refresh',

@@ -93,10 +93,17 @@ export class McpManager {
   }
 
   listTools(): McpToolInfo[] {
+    this.freshen();
     return [...this.connections.values()].flatMap((c) => this.toolsOf(c));
   }
 
+  /** Lists anew the catalog parts whose cache hint ran out (they serve as they are meanwhile). */
+  private freshen(): void {
+    for (const conn of this.connections.values()) conn.keeper.freshen();
+  }
+
   listPrompts(): McpPromptInfo[] {
+    this.freshen();
     return [...this.connections.values()].flatMap((c) =>
       c.catalog.prompts.map((p) => ({
         server: c.name,
@@ -108,6 +115,7 @@ export class McpManager {
   }
 
   listResources(): McpResourceInfo[] {
+    this.freshen();
     return [...this.connections.values()].flatMap((c) =>
       c.catalog.resources.map((r) => ({
         server: c.name,

@@ -137,6 +137,29 @@ describe('input_required rounds reach the same handlers as server requests', () 
   });
 });
 
+describe('cache hints of 2026-07-28', () => {
+  it('a tools list is not asked again while its ttlMs lasts, and is once it has run out', async () => {
+    const t = await startHost([fixtureSpec('modern', { env: { FIXTURE_TTL_MS: '400' } })]);
+    onTestFinished(() => t.host.close());
+    await ready(t.host, 'modern');
+    const lists = async () =>
+      (await t.host.trace('modern')).filter(
+        (e) => e.kind === 'request' && e.method === 'tools/list',
+      ).length;
+    const start = Date.now();
+    for (let i = 0; i < 5; i++) await t.host.listTools();
+    // Within the hint (the calls above took far less than 400 ms), the one listing of the start.
+    if (Date.now() - start < 300) expect(await lists()).toBe(1);
+    // Once it has run out, a use of the list lists it again (bounded: the hint is 400 ms).
+    const deadline = Date.now() + 10_000;
+    while ((await lists()) < 2 && Date.now() < deadline) {
+      await t.host.listTools();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await lists()).toBe(2);
+  });
+});
+
 describe('pinned revisions', () => {
   it('a 2025-only server pinned to 2026-07-28, and a 2026-only one pinned to legacy, fail clearly; the others go on', async () => {
     const t = await startHost(
