@@ -90,6 +90,22 @@ describe('input_required rounds reach the same handlers as server requests', () 
   });
   afterAll(() => t.host.close());
 
+  it('a list change reaches us on the subscriptions/listen stream', async () => {
+    const changed = new Promise<void>((resolve) => {
+      const off = t.host.on((event) => {
+        if (event.type !== 'tools-changed' || !event.tools.some((tool) => tool.tool === 'extra'))
+          return;
+        off();
+        resolve();
+      });
+    });
+    expect(text(await t.host.callTool('modern__grow', {}))).toBe('grown');
+    await changed;
+    expect(text(await t.host.callTool('modern__extra', {}))).toBe('extra');
+    const requests = (await t.host.trace('modern')).filter((e) => e.kind === 'request');
+    expect(requests.map((e) => e.method)).toContain('subscriptions/listen');
+  });
+
   it('elicitation: the dialog answers, the call goes on', async () => {
     const asked: string[] = [];
     t.host.setElicitationHandler(({ elicitation }) => {
