@@ -257,10 +257,14 @@ const describeNegotiation = (error: unknown, spec: McpServerSpec, probed: boolea
   ) {
     const supported = (error.data as { supported?: unknown } | undefined)?.supported;
     const offers = Array.isArray(supported) ? ` (it speaks ${supported.join(', ')})` : '';
-    return new Error(
-      `does not speak the 2025 protocol${offers}: ${error.message}; ${spec.protocol === 'legacy' ? 'remove protocol: legacy' : 'set protocol: auto'} to let niffler negotiate`,
-      { cause: error },
-    );
+    // `auto` without a probe: no daemon keeps this server, so none was made (see negotiationFor).
+    const next =
+      spec.protocol === 'legacy'
+        ? 'remove protocol: legacy to let niffler negotiate'
+        : `set protocol: ${MODERN_REVISION}, or start it once through the daemon (niffler mcp start ${spec.name}) to find out`;
+    return new Error(`does not speak the 2025 protocol${offers}: ${error.message}; ${next}`, {
+      cause: error,
+    });
   }
   // A JSON-RPC error after a probe: the probe found no 2026-07-28, and `initialize` failed too.
   if (probed && ProtocolError.isInstance(error))

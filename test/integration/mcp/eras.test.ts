@@ -176,6 +176,24 @@ describe('cache hints of 2026-07-28', () => {
   });
 });
 
+describe('without a daemon (no probe)', () => {
+  it('a 2026-only server of unknown era says how to reach it; a pin reaches it', async () => {
+    const t = await startHost(
+      [
+        fixtureSpec('modern'),
+        fixtureSpec('modern', { name: 'pinned', displayName: 'pinned', protocol: '2026-07-28' }),
+      ],
+      { probe: false, health: { maxFailures: 1 } },
+    );
+    onTestFinished(() => t.host.close());
+    const modern = await t.host.waitForStatus('modern', (s) => s.state === 'failed');
+    expect(modern.lastError?.message).toContain(
+      'set protocol: 2026-07-28, or start it once through the daemon (niffler mcp start modern) to find out',
+    );
+    expect((await ready(t.host, 'pinned')).protocolVersion).toBe('2026-07-28');
+  });
+});
+
 describe('pinned revisions', () => {
   it('a 2025-only server pinned to 2026-07-28, and a 2026-only one pinned to legacy, fail clearly; the others go on', async () => {
     const t = await startHost(
