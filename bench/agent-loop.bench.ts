@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import OpenAI from 'openai';
 import { startInProcess } from '../src/main/daemon/in-process.ts';
 import { Transcript } from '../src/main/engine/transcript.ts';

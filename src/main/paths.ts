@@ -186,6 +186,8 @@ export const nifflerPaths = (root: string, env: Env = process.env) => {
     /** The private object store of this workspace's undo snapshots. */
     snapshotsDir: path.join(home, 'snapshots', key),
     authDir: path.join(home, 'auth'),
+    /** Which protocol era each MCP server definition speaks (see negotiation.ts). */
+    protocolsFile: path.join(home, 'mcp', 'protocols.json'),
     repoConfigDir: path.join(root, '.niffler'),
     repoConfig: path.join(root, '.niffler', 'config.yaml'),
     mcpJson: path.join(root, '.mcp.json'),

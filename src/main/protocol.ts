@@ -1,4 +1,13 @@
-import type { McpServerStatus, McpToolInfo, McpTransportKind } from '../workers/protocol/mcp.ts';
+import type {
+  McpCompletionRef,
+  McpPromptInfo,
+  McpResourceInfo,
+  McpResourceTemplateInfo,
+  McpServerStatus,
+  McpToolInfo,
+  McpTraceEntry,
+  McpTransportKind,
+} from '../workers/protocol/mcp.ts';
 import type { ChatMessage, Usage } from '../workers/protocol/api.ts';
 import type { McpElicitation, McpElicitationAnswer } from '../workers/protocol/mcp.ts';
 import type { ToolResult } from '../workers/protocol/tool-result.ts';
@@ -36,6 +45,32 @@ export interface EngineCalls {
     params: { server: string; tool: string; args: Record<string, unknown>; progressToken?: string };
     result: ToolResult;
   };
+  /** Prompts of the ready servers (of one with `server`). */
+  'mcp/prompts': { params: { server?: string }; result: McpPromptInfo[] };
+  /** `prompts/get`: the prompt's messages as text (`output`), to send as a message. */
+  'mcp/prompt': {
+    params: { server: string; prompt: string; args: Record<string, string> };
+    result: ToolResult;
+  };
+  /** Resources and resource templates of the ready servers (of one with `server`). */
+  'mcp/resources': {
+    params: { server?: string };
+    result: { resources: McpResourceInfo[]; templates: McpResourceTemplateInfo[] };
+  };
+  /** `resources/read` of one resource, as a tool result (text, or blobs described). */
+  'mcp/read': { params: { server: string; uri: string }; result: ToolResult };
+  /** `completion/complete`: values for a prompt's argument or a resource template's variable. */
+  'mcp/complete': {
+    params: {
+      server: string;
+      ref: McpCompletionRef;
+      argument: { name: string; value: string };
+      context?: Record<string, string>;
+    };
+    result: { values: string[]; hasMore: boolean };
+  };
+  /** A server's protocol trace: its JSON-RPC messages after sequence number `since`. */
+  'mcp/trace': { params: { server: string; since?: number }; result: McpTraceEntry[] };
   /** Opens a new session, or resumes one (`resume: ID`, or `continue`: the latest). */
   'session/open': {
     /**
@@ -208,6 +243,8 @@ export type ResultOf<M extends EngineMethod> = EngineCalls[M]['result'];
 /** Notifications the engine pushes to every attached front-end. */
 export interface EngineNotifications {
   'mcp/status-changed': McpServerStatus;
+  /** A server's prompts, resources or tools changed (or it started or stopped). */
+  'mcp/catalog-changed': { server: string };
   'config/changed': { ok: boolean; error?: string; warnings: string[] };
   'session/event': { sessionId: string; event: SessionEvent };
   /** Progress of a long request, keyed by the request's progress token. */
@@ -252,7 +289,17 @@ export interface McpStatusResult {
   warnings: string[];
 }
 
-export type { McpServerStatus, McpToolInfo, McpTransportKind, ToolResult };
+export type {
+  McpCompletionRef,
+  McpPromptInfo,
+  McpResourceInfo,
+  McpResourceTemplateInfo,
+  McpServerStatus,
+  McpToolInfo,
+  McpTraceEntry,
+  McpTransportKind,
+  ToolResult,
+};
 
 /** JSON-RPC error code carrying a `WireError` in `data`. */
 export const WIRE_ERROR_CODE = -32001;

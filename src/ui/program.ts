@@ -162,7 +162,10 @@ Examples:
   niffler mcp status --json
   niffler mcp tools fs --schema
   niffler mcp call fs read_file --args '{"path":"README.md"}'
-  niffler mcp logs fs --follow`,
+  niffler mcp logs fs --follow
+  niffler mcp logs fs --trace --follow
+  niffler mcp prompts; niffler mcp prompt everything simple_prompt
+  niffler mcp resources; niffler mcp read everything demo://resource/static/document/architecture.md`,
     );
   mcp
     .command('list')
@@ -237,12 +240,49 @@ Examples:
     );
   mcp
     .command('logs <name>')
-    .description("the server's stderr log")
+    .description(
+      "the server's log (stderr, its log messages); --trace: its JSON-RPC messages, from the daemon",
+    )
     .option('-f, --follow', 'keep printing what is appended')
     .option('-n, --lines <n>', 'lines to show', '200')
+    .option(
+      '--trace',
+      'each JSON-RPC message: direction, kind, method, id, size, duration, body (redacted, cut)',
+    )
     .option('--json', 'print JSON')
-    .action(async (name: string, _opts, command: Command) =>
-      (await import('./commands/mcp-local.ts')).mcpLogs(name, globals(command)),
+    .action(async (name: string, opts: { trace?: boolean }, command: Command) =>
+      opts.trace
+        ? (await import('./commands/mcp-offers.ts')).mcpTrace(name, globals(command))
+        : (await import('./commands/mcp-local.ts')).mcpLogs(name, globals(command)),
+    );
+  mcp
+    .command('prompts [name]')
+    .description('prompts the servers offer, with their arguments')
+    .option('--json', 'print JSON')
+    .action(async (name: string | undefined, _opts, command: Command) =>
+      (await import('./commands/mcp-offers.ts')).mcpPrompts(name, globals(command)),
+    );
+  mcp
+    .command('prompt <name> <prompt>')
+    .description("get a server's prompt and print its messages (what /name:prompt sends)")
+    .option('--arg <k=v>', 'a prompt argument (repeatable)', collect)
+    .option('--json', 'print JSON')
+    .action(async (name: string, prompt: string, _opts, command: Command) =>
+      (await import('./commands/mcp-offers.ts')).mcpPrompt(name, prompt, globals(command)),
+    );
+  mcp
+    .command('resources [name]')
+    .description('resources (server:uri) and resource templates the servers offer')
+    .option('--json', 'print JSON')
+    .action(async (name: string | undefined, _opts, command: Command) =>
+      (await import('./commands/mcp-offers.ts')).mcpResources(name, globals(command)),
+    );
+  mcp
+    .command('read <name> <uri>')
+    .description("read one of a server's resources (what @name:uri attaches)")
+    .option('--json', 'print JSON')
+    .action(async (name: string, uri: string, _opts, command: Command) =>
+      (await import('./commands/mcp-offers.ts')).mcpRead(name, uri, globals(command)),
     );
   mcp
     .command('add <name> [command...]')

@@ -5,9 +5,12 @@ import { McpHost } from '../../src/main/threads/mcp.ts';
 import type { McpOAuthSpec, McpToolInfo } from '../../src/workers/protocol/mcp.ts';
 
 // Conformance driver: `client.ts <server-url>`, scenario in MCP_CONFORMANCE_SCENARIO, credentials
-// in MCP_CONFORMANCE_CONTEXT. It goes through niffler's own MCP layer — McpHost, the worker
-// thread, ServerConnection, its SDK transports and its OAuth client — starts the server by hand
-// (as `niffler mcp login` does), lists, then calls every tool with arguments made from its schema.
+// in MCP_CONFORMANCE_CONTEXT, revision in MCP_CONFORMANCE_PROTOCOL_VERSION. It goes through
+// niffler's own MCP layer — McpHost, the worker thread, ServerConnection, its SDK transports and
+// its OAuth client — with the server's `protocol: auto` (what a user gets: server/discover, and
+// initialize where the server is older). It starts the server by hand (as `niffler mcp login`
+// does), lists, calls every tool with arguments made from its schema (or the calls the scenario
+// names in its context), then reads every resource and gets every prompt.
 // When an authorization URL appears in the server's status, this driver plays the user's browser:
 // it asks the authorization endpoint without following its redirect, then delivers the `Location`
 // (code and state) to niffler's loopback receiver. Elicitations are accepted with no fields, so
@@ -37,6 +40,9 @@ const oauthFor = (context: Record<string, string>): McpOAuthSpec => {
         idToken: context['idp_id_token'],
       },
     };
+  // Workload identity federation: the workload's own JWT, through the jwt-bearer grant.
+  if (context['valid_jwt'])
+    return { grant: 'jwt_bearer', ...client, assertion: context['valid_jwt'] };
   if (context['private_key_pem']) {
     const keyFile = path.join(dir, 'client-key.pem');
     writeFileSync(keyFile, context['private_key_pem'], { mode: 0o600 });
@@ -86,7 +92,7 @@ const sample = (schema: Record<string, unknown> | undefined): unknown => {
 const context = JSON.parse(process.env['MCP_CONFORMANCE_CONTEXT'] ?? '{}') as Record<
   string,
   string
->;
+> & { toolCalls?: { name: string; arguments: Record<string, unknown> }[] };
 const host = await McpHost.start({
   servers: [
     {
@@ -100,6 +106,7 @@ const host = await McpHost.start({
       autoStart: false,
       gate: 'startable',
       oauth: oauthFor(context),
+      protocol: 'auto',
     },
   ],
   root: dir,
@@ -126,20 +133,35 @@ let failed = false;
 try {
   const status = await host.login('conformance');
   if (status.state !== 'ready') throw new Error(status.lastError?.message ?? 'server failed');
+  console.error(`${scenario}: connected over ${status.protocolVersion ?? '?'}`);
   const tools: McpToolInfo[] = await host.listTools();
-  console.error(`${scenario}: connected, ${tools.length} tool(s)`);
-  for (const tool of tools) {
-    // A tool asking for a `schema` gets another tool's inputSchema as niffler holds it: the
-    // suite checks that schemas reach us whole (json-schema-2020-12-preservation).
-    const other = tools.find((t) => t !== tool);
-    const properties = (tool.inputSchema['properties'] ?? {}) as Record<string, unknown>;
-    const args =
-      properties['schema'] !== undefined && other
-        ? { schema: other.inputSchema }
-        : (sample(tool.inputSchema) as Record<string, unknown>);
-    const result = await host.callTool(tool.name, args);
-    console.error(`${tool.name}(${JSON.stringify(args)}) → ${JSON.stringify(result)}`);
+  console.error(`${scenario}: ${tools.length} tool(s)`);
+  const calls =
+    context.toolCalls?.map((c) => ({ name: `conformance__${c.name}`, args: c.arguments })) ??
+    tools.map((tool) => {
+      // A tool asking for a `schema` gets another tool's inputSchema as niffler holds it: the
+      // suite checks that schemas reach us whole (json-schema-2020-12-preservation).
+      const other = tools.find((t) => t !== tool);
+      const properties = (tool.inputSchema['properties'] ?? {}) as Record<string, unknown>;
+      const args =
+        properties['schema'] !== undefined && other
+          ? { schema: other.inputSchema }
+          : (sample(tool.inputSchema) as Record<string, unknown>);
+      return { name: tool.name, args };
+    });
+  for (const { name, args } of calls) {
+    const result = await host.callTool(name, args);
+    console.error(`${name}(${JSON.stringify(args)}) → ${JSON.stringify(result)}`);
     if (!result.ok) failed = true;
+  }
+  for (const resource of await host.listResources()) {
+    const result = await host.readResource('conformance', resource.uri);
+    console.error(`read ${resource.uri} → ${JSON.stringify(result).slice(0, 300)}`);
+  }
+  for (const prompt of await host.listPrompts()) {
+    const args = Object.fromEntries((prompt.arguments ?? []).map((a) => [a.name, 'test']));
+    const result = await host.getPrompt('conformance', prompt.name, args);
+    console.error(`prompt ${prompt.name} → ${JSON.stringify(result).slice(0, 300)}`);
   }
 } catch (error) {
   console.error(`${scenario}: ${(error as Error).message}`);

@@ -32,9 +32,9 @@ describe('daemon and niffler mcp (built binary, real servers)', () => {
 
     const table = await ws.run(['mcp', 'status']);
     expect(table.stdout).toMatch(
-      /^NAME\s+STATE\s+PID\s+UPTIME\s+RESTARTS\s+TOOLS\s+CALLS\s+ERRORS\s+P50\s+P95\s+SANDBOX\s+LAST ERROR$/m,
+      /^NAME\s+STATE\s+PROTOCOL\s+PID\s+UPTIME\s+RESTARTS\s+TOOLS\s+CALLS\s+ERRORS\s+P50\s+P95\s+SANDBOX\s+LAST ERROR$/m,
     );
-    expect(table.stdout).toMatch(/^everything\s+ready\s+\d+/m);
+    expect(table.stdout).toMatch(/^everything\s+ready\s+2025-11-25\s+\d+/m);
 
     const echo = await ws.run([
       'mcp',

@@ -69,8 +69,8 @@ describe('interactive session in a real terminal (tmux)', () => {
     await term.type('/mcp');
     await term.press('Enter');
     const table = await term.waitFor('MCP servers');
-    expect(table).toMatch(/NAME\s+STATE\s+TOOLS\s+PID/);
-    expect(table).toMatch(/everything\s+ready\s+\d+\s+\d+/);
+    expect(table).toMatch(/NAME\s+STATE\s+PROTOCOL\s+TOOLS\s+PID/);
+    expect(table).toMatch(/everything\s+ready\s+2025-11-25\s+\d+\s+\d+/);
 
     // Esc cancels a turn whose model hangs: the LLM request is aborted and the UI says so.
     llm.queue(reply().text('Working on it').hang());

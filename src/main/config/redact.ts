@@ -9,7 +9,8 @@ import type { Config } from './schema.ts';
 
 export { REDACTED, redactKnown, redactString } from '../../workers/shared/redact.ts';
 
-const SECRET_KEY = /(key|token|secret|password|passwd|credential|auth|cookie|session|private)/i;
+const SECRET_KEY =
+  /(key|token|secret|password|passwd|credential|auth|cookie|session|private|assertion)/i;
 const SECRET_CONTAINERS = new Set(['env', 'headers']);
 
 /** True when a key, or the map it sits in, marks its value as a secret. */

@@ -54,8 +54,16 @@ export const McpServerSchema = z
     /** OAuth for a remote server: pre-registered client, machine grants, cross-app access. */
     oauth: z
       .strictObject({
-        /** authorization_code (a browser, default), client_credentials, or cross_app (SEP-990). */
-        grant: z.enum(['authorization_code', 'client_credentials', 'cross_app']).optional(),
+        /**
+         * authorization_code (a browser, default), client_credentials, cross_app (SEP-990), or
+         * jwt_bearer (workload identity federation, SEP-1933: the workload's own JWT).
+         */
+        grant: z
+          .enum(['authorization_code', 'client_credentials', 'cross_app', 'jwt_bearer'])
+          .optional(),
+        /** jwt_bearer: the workload's JWT (use ${VAR}), or a file holding it (relative to the root). */
+        assertion: z.string().optional(),
+        assertionFile: z.string().optional(),
         clientId: z.string().optional(),
         clientSecret: z.string().optional(),
         scopes: z.array(z.string()).optional(),
@@ -65,6 +73,8 @@ export const McpServerSchema = z
         /** PEM (PKCS#8) key for private_key_jwt client authentication; relative to the root. */
         privateKeyFile: z.string().optional(),
         signingAlgorithm: z.string().optional(),
+        /** DPoP-bound tokens (RFC 9449): unset uses them where the server offers them. */
+        dpop: z.boolean().optional(),
         /** cross_app: the identity provider that exchanges an ID token for an ID-JAG. */
         idp: z
           .strictObject({
@@ -73,6 +83,25 @@ export const McpServerSchema = z
             clientSecret: z.string().optional(),
             idToken: z.string(),
           })
+          .optional(),
+      })
+      .optional(),
+    /**
+     * Protocol revision: `auto` (probe with server/discover once, fall back to initialize),
+     * `legacy` (initialize, 2025-11-25 and earlier), or `2026-07-28` (that revision only).
+     */
+    protocol: z.enum(['auto', 'legacy', '2026-07-28']).optional(),
+    /** Writes every JSON-RPC message to the server's log (niffler mcp logs NAME --trace). */
+    trace: z.boolean().optional(),
+    /**
+     * Keep results of tools the server marks read-only and idempotent: `ttlSeconds` for all of
+     * them, `tools.NAME.ttlSeconds` per tool.
+     */
+    cache: z
+      .strictObject({
+        ttlSeconds: z.number().positive().optional(),
+        tools: z
+          .record(z.string(), z.strictObject({ ttlSeconds: z.number().positive() }))
           .optional(),
       })
       .optional(),

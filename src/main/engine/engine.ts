@@ -25,7 +25,7 @@ import { watchConfigFiles } from './config-watch.ts';
 import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
 import { Session, type SessionDeps } from './session.ts';
 import { listSessions, readTranscript } from './transcript.ts';
-import { leftOutNotices, mcpHandlers, waitForServers } from './mcp-handlers.ts';
+import { leftOutNotices, mcpHandlers, serverInstructions, waitForServers } from './mcp-handlers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
@@ -91,6 +91,12 @@ export class Engine implements EngineHandlers {
     this.approvals = new ApprovalStore(this.paths.approvalsFile, options.root);
     mcp.on((event) => {
       if (event.type === 'status') this.broadcast('mcp/status-changed', event.status);
+      if (
+        event.type === 'prompts-changed' ||
+        event.type === 'resources-changed' ||
+        event.type === 'tools-changed'
+      )
+        this.broadcast('mcp/catalog-changed', { server: event.server });
     });
     mcp.setElicitationHandler((request) => this.#elicit(request.server, request.elicitation));
     mcp.setSamplingHandler((request) => this.#sample(request.server, request.params));
@@ -107,7 +113,9 @@ export class Engine implements EngineHandlers {
     if (loaded) options.onConfig?.(loaded);
     const configError = result.ok ? null : result.error.message;
     if (configError) options.log.error('config invalid at start', { error: configError });
-    const mcp = await McpHost.start(mcpWorkerData(options.root, loaded, paths), {
+    // Without a daemon servers start anew for every command: no probe that costs a spawn each time.
+    const probe = options.socket !== null;
+    const mcp = await McpHost.start(mcpWorkerData(options.root, loaded, paths, { env, probe }), {
       logger: options.log.child({ scope: 'mcp' }),
     });
     const engine = new Engine(options, loaded, configError, mcp);
@@ -305,6 +313,7 @@ export class Engine implements EngineHandlers {
       approvals: this.approvals,
       config: () => this.#requireConfig(),
       resolveModel: (name) => resolveModelSpec(this.config, name, this.options.env ?? process.env),
+      instructions: () => serverInstructions(this.mcp.knownStatuses(), this.#loaded?.servers ?? []),
     };
   }
 
@@ -447,7 +456,10 @@ export class Engine implements EngineHandlers {
     this.#tools?.configure(result.value.config.tools);
     // Servers, roots, log level and output cap, as the worker would start with them.
     const applied = await this.mcp.reconfigure(
-      mcpWorkerData(this.options.root, result.value, this.paths),
+      mcpWorkerData(this.options.root, result.value, this.paths, {
+        env: this.options.env ?? process.env,
+        probe: this.options.socket !== null,
+      }),
     );
     this.options.log.info('config reloaded', { ...applied });
     this.broadcast('config/changed', { ok: true, warnings: result.value.warnings });

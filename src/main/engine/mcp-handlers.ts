@@ -16,7 +16,13 @@ type McpMethod =
   | 'mcp/login'
   | 'mcp/logout'
   | 'mcp/tools'
-  | 'mcp/call';
+  | 'mcp/call'
+  | 'mcp/prompts'
+  | 'mcp/prompt'
+  | 'mcp/resources'
+  | 'mcp/read'
+  | 'mcp/complete'
+  | 'mcp/trace';
 
 /** A configured, enabled, trusted server by name, or an error that names the next step. */
 export const knownServer = (engine: Engine, name: string): ResolvedServer => {
@@ -40,6 +46,23 @@ export const knownServer = (engine: Engine, name: string): ResolvedServer => {
     );
   return server;
 };
+
+/**
+ * The `instructions` of the ready servers the user trusts (their own, or a trusted repository's),
+ * for the system prompt: a server's instructions are text from outside, given to the model only
+ * where the user decided to run that server.
+ */
+export const serverInstructions = (
+  statuses: McpServerStatus[],
+  servers: ResolvedServer[],
+): { server: string; text: string }[] =>
+  statuses.flatMap((status) => {
+    const server = servers.find((s) => s.name === status.name);
+    const trusted =
+      server && server.enabled && (server.trust === 'yours' || server.trust === 'trusted');
+    if (!trusted || status.state !== 'ready' || !status.instructions?.trim()) return [];
+    return [{ server: status.name, text: status.instructions }];
+  });
 
 /** The MCP worker's OAuth file of a server URL (what `niffler mcp logout` removes). */
 export const authFileOf = (authDir: string, url: string): string =>
@@ -172,6 +195,23 @@ const startByHand = async (
   }
 };
 
+/** Waits for `server` (known and enabled; all without one) to be done starting. */
+const settle = async (engine: Engine, server: string | undefined, signal: AbortSignal) => {
+  if (server) knownServer(engine, server);
+  await waitForServers(engine, server ? [server] : undefined, signal);
+};
+
+/** Waits for `server` to be done starting; an error naming its state when it is not ready. */
+const readyServer = async (engine: Engine, server: string, signal: AbortSignal) => {
+  knownServer(engine, server);
+  const status = (await waitForServers(engine, [server], signal)).find((s) => s.name === server);
+  if (status && status.state !== 'ready')
+    throw new NifflerError(
+      'mcp-connect',
+      `server "${server}" is ${status.state}${status.lastError ? `: ${status.lastError.message}` : ''}; see niffler mcp logs ${server}`,
+    );
+};
+
 /** The `mcp/*` requests of the front-end protocol. */
 export const mcpHandlers = (
   engine: Engine,
@@ -228,5 +268,36 @@ export const mcpHandlers = (
           }
         : {}),
     });
+  },
+  'mcp/prompts': async ({ server }, { signal }) => {
+    await settle(engine, server, signal);
+    const prompts = await engine.mcp.listPrompts();
+    return server ? prompts.filter((p) => p.server === server) : prompts;
+  },
+  'mcp/prompt': async ({ server, prompt, args }, { signal }) => {
+    await readyServer(engine, server, signal);
+    return engine.mcp.getPrompt(server, prompt, args, signal);
+  },
+  'mcp/resources': async ({ server }, { signal }) => {
+    await settle(engine, server, signal);
+    const [resources, templates] = await Promise.all([
+      engine.mcp.listResources(),
+      engine.mcp.listResourceTemplates(),
+    ]);
+    const mine = <T extends { server: string }>(list: T[]) =>
+      server ? list.filter((r) => r.server === server) : list;
+    return { resources: mine(resources), templates: mine(templates) };
+  },
+  'mcp/read': async ({ server, uri }, { signal }) => {
+    await readyServer(engine, server, signal);
+    return engine.mcp.readResource(server, uri, signal);
+  },
+  'mcp/complete': async (params) => {
+    knownServer(engine, params.server);
+    return engine.mcp.complete(params);
+  },
+  'mcp/trace': async ({ server, since }) => {
+    knownServer(engine, server);
+    return engine.mcp.trace(server, since);
   },
 });

@@ -51,6 +51,8 @@ export interface SessionDeps {
   outputsDir: string;
   /** This workspace's undo snapshots. */
   snapshots: SnapshotStore;
+  /** MCP servers' instructions for the system prompt (trusted, ready servers). */
+  instructions?: () => { server: string; text: string }[];
 }
 
 /** A model resolved for a turn, with the context window it has. */
@@ -674,6 +676,7 @@ export class Session {
       hasTools,
       trusted: loaded.trust.level === 'trusted',
       git: loaded.config.agent.git,
+      instructions: this.deps.instructions?.() ?? [],
       signal,
     });
     const notes = [

@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import { expandHome, hiddenFromSandbox, type Env, type NifflerPaths } from '../paths.ts';
 import type { SandboxPolicy } from '../../workers/protocol/sandbox.ts';
 import type {
+  McpCacheSpec,
   McpCalls,
   McpElicitation,
   McpElicitationAnswer,
@@ -14,11 +15,13 @@ import type {
   McpOAuthSpec,
   McpPromptInfo,
   McpResourceInfo,
+  McpResourceTemplateInfo,
   McpSamplingAnswer,
   McpSamplingParams,
   McpServerSpec,
   McpServerStatus,
   McpToolInfo,
+  McpTraceEntry,
   McpWorkerData,
 } from '../../workers/protocol/mcp.ts';
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
@@ -54,6 +57,17 @@ const sandboxOf = (server: ResolvedServer, ctx: SandboxContext): SandboxPolicy |
   };
 };
 
+const toCacheSpec = (cache: NonNullable<ResolvedServer['definition']['cache']>): McpCacheSpec => ({
+  ...(cache.ttlSeconds !== undefined ? { ttlSeconds: cache.ttlSeconds } : {}),
+  ...(cache.tools
+    ? {
+        tools: Object.fromEntries(
+          Object.entries(cache.tools).map(([tool, c]) => [tool, { ttlSeconds: c.ttlSeconds }]),
+        ),
+      }
+    : {}),
+});
+
 /** Converts a resolved config entry to what the MCP worker runs. */
 export const toServerSpec = (server: ResolvedServer, ctx?: SandboxContext): McpServerSpec => {
   const d = server.definition;
@@ -78,6 +92,9 @@ export const toServerSpec = (server: ResolvedServer, ctx?: SandboxContext): McpS
     ...(d.oauth ? { oauth: toOAuthSpec(d.oauth) } : {}),
     ...(sandbox ? { sandbox } : {}),
     ...(limits ? { limits: { ...limits } } : {}),
+    ...(d.protocol ? { protocol: d.protocol } : {}),
+    ...(d.trace !== undefined ? { trace: d.trace } : {}),
+    ...(d.cache ? { cache: toCacheSpec(d.cache) } : {}),
     gate: !server.enabled
       ? 'disabled'
       : server.trust === 'untrusted' || server.trust === 'changed'
@@ -100,25 +117,30 @@ export const mcpWorkerData = (
   root: string,
   loaded: LoadedConfig | null,
   paths: NifflerPaths,
-  env: Env = process.env,
-): McpWorkerData => ({
-  servers: (loaded?.servers ?? []).map((server) =>
-    toServerSpec(server, {
-      sandboxDefault: loaded?.config.mcp.sandboxDefault ?? false,
-      root,
-      hide: [...new Set([paths.home, ...hiddenFromSandbox(env)])],
-      env,
-    }),
-  ),
-  root,
-  roots: mcpRoots(root, loaded),
-  logsDir: paths.mcpLogsDir,
-  outputsDir: paths.outputsDir,
-  serversDir: paths.serversDir,
-  authDir: paths.authDir,
-  logLevel: loaded?.config.mcp.logLevel ?? 'info',
-  maxOutputChars: loaded?.config.tools.output.maxChars ?? 30_000,
-});
+  options: { env?: Env; probe?: boolean } = {},
+): McpWorkerData => {
+  const env = options.env ?? process.env;
+  return {
+    servers: (loaded?.servers ?? []).map((server) =>
+      toServerSpec(server, {
+        sandboxDefault: loaded?.config.mcp.sandboxDefault ?? false,
+        root,
+        hide: [...new Set([paths.home, ...hiddenFromSandbox(env)])],
+        env,
+      }),
+    ),
+    root,
+    roots: mcpRoots(root, loaded),
+    logsDir: paths.mcpLogsDir,
+    outputsDir: paths.outputsDir,
+    serversDir: paths.serversDir,
+    authDir: paths.authDir,
+    protocolsFile: paths.protocolsFile,
+    probe: options.probe ?? true,
+    logLevel: loaded?.config.mcp.logLevel ?? 'info',
+    maxOutputChars: loaded?.config.tools.output.maxChars ?? 30_000,
+  };
+};
 
 /** Push events of the host (replies are consumed by the RPC layer). */
 export type McpHostEvent =
@@ -229,6 +251,25 @@ export class McpHost {
     return this.rpc.request('list-resources', {});
   }
 
+  listResourceTemplates(): Promise<McpResourceTemplateInfo[]> {
+    return this.rpc.request('list-resource-templates', {});
+  }
+
+  /** `completion/complete` for one argument of a prompt or resource template (none: empty). */
+  complete(params: McpCalls['complete']['params']): Promise<McpCalls['complete']['result']> {
+    return this.rpc.request('complete', params);
+  }
+
+  /** The protocol trace of `server` after sequence number `since`. */
+  trace(server: string, since?: number): Promise<McpTraceEntry[]> {
+    return this.rpc.request('get-trace', since !== undefined ? { server, since } : { server });
+  }
+
+  /** Forgets every cached tool result (a file of the workspace changed). */
+  invalidateCache(): Promise<object> {
+    return this.rpc.request('invalidate-cache', {});
+  }
+
   readResource(server: string, uri: string, signal?: AbortSignal): Promise<ToolResult> {
     return this.rpc.request('read-resource', { server, uri }, signal ? { signal } : {});
   }
@@ -237,8 +278,14 @@ export class McpHost {
     server: string,
     prompt: string,
     args: Record<string, string> = {},
+    signal?: AbortSignal,
   ): Promise<ToolResult> {
-    return this.rpc.request('get-prompt', { server, prompt, args });
+    return this.rpc.request('get-prompt', { server, prompt, args }, signal ? { signal } : {});
+  }
+
+  /** The statuses last heard of, without asking the worker (what the system prompt reads). */
+  knownStatuses(): McpServerStatus[] {
+    return [...this.statuses.values()];
   }
 
   /**

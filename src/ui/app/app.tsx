@@ -26,7 +26,7 @@ export const App = ({ color }: AppProps) => {
   const width = Math.max(20, columns);
   const dialog = state.dialogs[0];
   const now = useNow(isBusy(state));
-  const { editor, suggestions } = useComposerKeys(actions, state.workspace, !dialog);
+  const { editor, suggestions } = useComposerKeys(actions, state.workspace, !dialog, state.offers);
   useGlobalKeys(actions, {
     inputEmpty: editor.text === '',
     dialogOpen: Boolean(dialog),

@@ -42,6 +42,11 @@ const SLASH_COMMANDS: SlashCommand[] = [
     description: 'summarize older turns now, keeping what the focus names',
   },
   { name: 'config', description: 'config files and the main settings' },
+  {
+    name: 'trace',
+    args: '[NAME]',
+    description: "the last JSON-RPC messages of a server's protocol trace (or of all)",
+  },
   { name: 'exit', description: 'leave niffler (also ctrl-d, or ctrl-c twice)' },
 ];
 
@@ -49,8 +54,10 @@ const KEYS: [string, string][] = [
   ['enter', 'send'],
   ['shift/alt-enter, ctrl-j, \\ enter', 'new line'],
   ['↑ / ↓', 'history (on the first / last line)'],
-  ['tab', 'complete /command or @path'],
+  ['tab', 'complete /command, /server:prompt and its arguments, @path or @server:uri'],
   ['@path', 'attach a file to the message'],
+  ['@server:uri', "attach an MCP server's resource (niffler mcp resources lists them)"],
+  ['/server:prompt …', "send an MCP server's prompt (arguments in order, or name=value)"],
   ['!command', 'run a shell command here (not sent to the model)'],
   ['esc', 'cancel the running turn'],
   ['ctrl-o', 'expand tool results and reasoning'],

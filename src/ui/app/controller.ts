@@ -1,9 +1,16 @@
 import type { EngineApi as EngineClient } from './deferred-client.ts';
 import type { Env } from '../../main/paths.ts';
-import type { McpServerStatus, SessionEvent, SessionSpent } from '../../main/protocol.ts';
+import type {
+  McpServerStatus,
+  ParamsOf as EngineParams,
+  SessionEvent,
+  SessionSpent,
+} from '../../main/protocol.ts';
 import { VERSION } from '../../main/version.ts';
 import { parseSlash } from './commands.ts';
 import { attachFiles } from './files.ts';
+import { attachResources, expandPromptCommand, loadOffers } from './mcp-input.ts';
+import { parsePromptCommand, type PromptCommand } from './mcp-offers.ts';
 import { appendHistory, historyFile, loadHistory } from './input-history.ts';
 import { runShell } from './shell.ts';
 import { runSlash } from './slash.ts';
@@ -99,12 +106,31 @@ export const createController = (options: ControllerOptions) => {
     return opened;
   };
 
-  const prompt = async (text: string) => {
+  /** The message for the model: `text` with the files and resources it mentions attached. */
+  const attach = async (text: string) => {
+    const files = attachFiles(root, text);
+    const resources = await attachResources(client, text, options.getState().offers);
+    for (const problem of [...files.problems, ...resources.problems]) notice('warn', problem);
+    const blocks = resources.blocks.length ? `\n\n${resources.blocks.join('\n\n')}` : '';
+    return {
+      body: `${files.prompt}${blocks}`,
+      attachments: [...files.attachments, ...resources.attachments],
+    };
+  };
+
+  /** Runs a turn; `expand` makes the message from what the user typed (an MCP prompt). */
+  const prompt = async (text: string, expand?: () => Promise<string>) => {
     if (turn) return notice('warn', 'a turn is running: wait for it, or press Esc to cancel it');
-    const { prompt: body, attachments, problems } = attachFiles(root, text);
-    for (const problem of problems) notice('warn', problem);
     const controller = new AbortController();
     turn = controller;
+    let message: { body: string; attachments: string[] };
+    try {
+      message = await attach(expand ? await expand() : text);
+    } catch (error) {
+      turn = null;
+      return notice('error', errorText(error));
+    }
+    const { body, attachments } = message;
     dispatch({ type: 'submit', text, attachments, now: Date.now() });
     try {
       const id = await sessionId;
@@ -150,6 +176,28 @@ export const createController = (options: ControllerOptions) => {
     }
   };
 
+  // What the servers offer is listed again when it may have changed; one listing at a time.
+  let listing: Promise<void> | null = null;
+  let listAgain = false;
+  const refreshOffers = (): void => {
+    if (listing) {
+      listAgain = true;
+      return;
+    }
+    listing = loadOffers(client)
+      .then((offers) => dispatch({ type: 'mcp-offers', offers }))
+      .catch(() => undefined) // completion goes without; the commands say why
+      .finally(() => {
+        listing = null;
+        if (!listAgain) return;
+        listAgain = false;
+        refreshOffers();
+      });
+  };
+
+  const runPromptCommand = (text: string, command: PromptCommand) =>
+    prompt(text, () => expandPromptCommand(client, command));
+
   const controller = {
     /** Subscribes to the engine, opens the session, then checks servers and workspace trust. */
     start: async () => {
@@ -160,9 +208,12 @@ export const createController = (options: ControllerOptions) => {
             if (id === currentSession) dispatch({ type: 'session-event', event, now: Date.now() });
           },
         ),
-        client.onNotification('mcp/status-changed', (status: McpServerStatus) =>
-          dispatch({ type: 'server-status', status }),
-        ),
+        client.onNotification('mcp/status-changed', (status: McpServerStatus) => {
+          const before = options.getState().servers.find((s) => s.name === status.name);
+          dispatch({ type: 'server-status', status });
+          if ((before?.state === 'ready') !== (status.state === 'ready')) refreshOffers();
+        }),
+        client.onNotification('mcp/catalog-changed', () => refreshOffers()),
         client.onNotification('config/changed', ({ ok, error, warnings }) => {
           notice(
             ok ? 'info' : 'error',
@@ -208,6 +259,7 @@ export const createController = (options: ControllerOptions) => {
       try {
         const status = await client.request('mcp/status', {});
         dispatch({ type: 'servers', servers: status.servers });
+        refreshOffers();
         if (status.configError) notice('error', status.configError);
         const offer = (await opening)?.trust;
         if (offer) await (await import('./trust.ts')).offerTrust({ client, offer, ask, notice });
@@ -220,6 +272,8 @@ export const createController = (options: ControllerOptions) => {
       const text = raw.trim();
       if (!text) return;
       history = appendHistory(historyPath, history, raw);
+      const mcpPrompt = parsePromptCommand(text, options.getState().offers);
+      if (mcpPrompt) return runPromptCommand(text, mcpPrompt);
       const slash = parseSlash(text);
       if (slash) {
         try {
@@ -257,6 +311,17 @@ export const createController = (options: ControllerOptions) => {
       return history;
     },
     answer: (id: string, answer: DialogAnswer) => answers.get(id)?.(answer),
+    /**
+     * Values a server offers (`completion/complete`) for a prompt's argument or a resource
+     * template's variable; none on any failure.
+     */
+    complete: async (params: EngineParams<'mcp/complete'>): Promise<string[]> => {
+      try {
+        return (await client.request('mcp/complete', params)).values;
+      } catch {
+        return []; // a server without completion, or one that failed: nothing to offer
+      }
+    },
     dispatch,
     exit: () => {
       turn?.abort();

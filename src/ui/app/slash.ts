@@ -3,6 +3,7 @@ import type { Env } from '../../main/paths.ts';
 import type { SessionOpened } from '../../main/protocol.ts';
 import { mcpStatusTable, sessionsTable, type McpStatusColumn } from '../commands/status-views.ts';
 import { truncate } from '../render/format.ts';
+import { traceLine } from '../commands/mcp-offers.ts';
 import { helpText } from './commands.ts';
 import { formatCost, formatTokens } from './format.ts';
 import type { Action, UiState } from './state/types.ts';
@@ -28,6 +29,7 @@ const usage = (text: string): never => {
 const MCP_COLUMNS: McpStatusColumn[] = [
   'NAME',
   'STATE',
+  'PROTOCOL',
   'TOOLS',
   'PID',
   'UPTIME',
@@ -180,6 +182,40 @@ const contextView = (ctx: SlashContext): void => {
   ctx.dispatch({ type: 'output', title: 'Context (the last request)', text });
 };
 
+/** Entries `/trace` shows. */
+const TRACE_ENTRIES = 20;
+
+/** `/trace [NAME]`: the last JSON-RPC messages of a server, or of every ready server. */
+const trace = async (ctx: SlashContext, args: string[]) => {
+  const [name] = args;
+  const servers = name
+    ? [name]
+    : ctx
+        .getState()
+        .servers.filter((s) => s.state === 'ready')
+        .map((s) => s.name);
+  const all = await Promise.all(
+    servers.map(async (server) =>
+      (await ctx.client.request('mcp/trace', { server })).map((e) => ({ server, e })),
+    ),
+  );
+  const lines = all
+    .flat()
+    .sort((a, b) => a.e.at - b.e.at)
+    .slice(-TRACE_ENTRIES)
+    // One line each, cut to the terminal: `niffler mcp logs NAME --trace` has the whole bodies.
+    .map(({ server, e }) =>
+      truncate(`${name ? '' : `${server}  `}${traceLine(e)}`, (process.stdout.columns || 100) - 4),
+    );
+  ctx.dispatch({
+    type: 'output',
+    title: name ? `Protocol trace: ${name}` : 'Protocol trace',
+    text: lines.length
+      ? `${lines.join('\n')}\n\nFull bodies: niffler mcp logs NAME --trace (--follow to watch)`
+      : 'no messages yet (no server is ready)',
+  });
+};
+
 const disabledBySession = new WeakMap<SlashContext['client'], Set<string>>();
 
 /** Runs one slash command; throws with a message for the transcript when it fails. */
@@ -272,6 +308,8 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
     }
     case 'config':
       return config(ctx);
+    case 'trace':
+      return trace(ctx, args);
     case 'exit':
     case 'quit':
       return ctx.exit();

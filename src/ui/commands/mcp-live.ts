@@ -102,10 +102,11 @@ const parseArgs = (options: { args?: string; argsFile?: string }): Record<string
 };
 
 /** Renders a normalized tool result as text for the terminal. */
-const renderToolResult = (result: ToolResult): string => {
+export const renderToolResult = (result: ToolResult): string => {
   if (!result.ok) return `error (${result.error.code}): ${result.error.message}`;
+  // Text, and embedded resources' text, are in `output` already.
   const extra = (result.content ?? [])
-    .filter((c) => c.type !== 'text')
+    .filter((c) => c.type !== 'text' && c.type !== 'resource')
     .map(
       (c) =>
         `[${c.type}${'mimeType' in c && c.mimeType ? ` ${c.mimeType}` : ''}${'uri' in c ? ` ${c.uri}` : ''}]`,

@@ -38,6 +38,8 @@ interface CellOptions {
 const MCP_CELLS = {
   NAME: (s) => s.name,
   STATE: (s, o) => (o.color ? stateColor(s.state) : s.state),
+  // The revision negotiated: 2026-07-28, or the 2025 one `initialize` agreed on.
+  PROTOCOL: (s) => s.protocolVersion ?? '-',
   PID: (s) => (s.pid ? String(s.pid) : '-'),
   // A stopped or failed server keeps its last startedAt; it has no uptime.
   UPTIME: (s, o) =>
@@ -103,6 +105,9 @@ export const showMcpStatus = (result: McpStatusResult, options: { json?: boolean
   print(mcpStatusTable(result.servers, { color: true }));
   for (const server of result.servers)
     if (server.logError) warn(`server "${server.name}": ${server.logError}`);
+  const problems = result.servers.flatMap((s) => s.problems.map((p) => `${s.name}: ${p.message}`));
+  if (problems.length)
+    print(`\nProblems the servers have (see niffler mcp logs NAME):\n${problems.join('\n')}`);
 };
 
 /** Prints `daemon/status`, or that no daemon runs for `root` (`status` null). */

@@ -43,3 +43,46 @@ export class RestartPolicy {
     this.failures = [];
   }
 }
+
+/**
+ * The restarts of one server: the policy's delays, the one restart scheduled at a time (its
+ * timer and when it fires, for `mcp status`), and how many there were.
+ */
+export class Restarts {
+  count = 0;
+  nextAt: number | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly policy: RestartPolicy;
+
+  constructor(health: Health) {
+    this.policy = new RestartPolicy(health);
+  }
+
+  /** Records a failure; the delay before the next attempt, or null to give up. */
+  failure(now = Date.now()): number | null {
+    return this.policy.next(now);
+  }
+
+  /** A start by hand forgets past failures. */
+  reset(): void {
+    this.policy.reset();
+  }
+
+  /** Runs `restart` after `delay` (counted as a restart), unless cancelled first. */
+  schedule(delay: number, restart: () => void): void {
+    this.cancel();
+    this.nextAt = Date.now() + delay;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.nextAt = null;
+      this.count++;
+      restart();
+    }, delay);
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.nextAt = null;
+  }
+}

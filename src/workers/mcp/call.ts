@@ -1,16 +1,19 @@
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import {
-  CallToolResultSchema,
-  ErrorCode,
-  McpError,
+  fromJsonSchema,
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
   type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+  type JsonSchemaType,
+  type StandardSchemaV1,
+  type Tool,
+} from '@modelcontextprotocol/client';
 import { fail, type ToolResult } from '../protocol/tool-result.ts';
-import { redactKnown, redactString } from '../shared/redact.ts';
-import type { ConnectionContext, ServerConnection } from './connection.ts';
-import { specSecrets } from './logs.ts';
+import type { ConnectionContext, ServerBase } from './server-base.ts';
+import { MAX_INPUT_ROUNDS, type ServerLink } from './link.ts';
 import type { CallOutcome } from './metrics.ts';
+import { cacheTtlMs } from './result-cache.ts';
 import { normalizeResult } from './results.ts';
 
 export interface CallOptions {
@@ -18,40 +21,122 @@ export interface CallOptions {
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
-const ajv = new AjvJsonSchemaValidator();
-const validators = new WeakMap<object, JsonSchemaValidator<unknown>>();
+const validators = new WeakMap<object, StandardSchemaV1<unknown>['~standard']>();
 
-/** Checks `structured` against `schema`; returns the problem, or undefined when it conforms. */
+/**
+ * Checks `structured` against `schema` (the SDK's validator; a `$ref` to the network is never
+ * fetched: it does not compile); returns the problem, or undefined when it conforms.
+ */
 const checkOutput = (schema: object, structured: unknown): string | undefined => {
-  let validate = validators.get(schema);
-  if (!validate) {
+  let validator = validators.get(schema);
+  if (!validator) {
     try {
-      validate = ajv.getValidator(schema);
+      validator = fromJsonSchema(schema as JsonSchemaType)['~standard'];
+      // Compiles now, so a schema that cannot is reported here (the SDK's validators are synchronous).
+      void validator.validate(undefined);
     } catch (error) {
       return `the output schema does not compile: ${(error as Error).message}`;
     }
-    validators.set(schema, validate);
+    validators.set(schema, validator);
   }
-  const result = validate(structured);
-  return result.valid ? undefined : (result.errorMessage ?? 'invalid');
+  const result = validator.validate(structured);
+  if (result instanceof Promise) return undefined; // the SDK's validators are synchronous
+  return result.issues ? result.issues.map((i) => i.message).join('; ') || 'invalid' : undefined;
+};
+
+/** JSON-RPC error of a 2026-07-28 server whose `Mcp-Param-*` headers did not match (SEP-2243). */
+const HEADER_MISMATCH = -32020;
+
+const withoutOutputSchema = new WeakMap<Tool, Tool>();
+
+/**
+ * The tool definition the SDK is given for a call: it mirrors `x-mcp-header` arguments from it,
+ * and skips its own output-schema check (ours keeps the tool's text when structured content is
+ * wrong) and its asynchronous look-up of the definition in its response cache.
+ */
+const definitionFor = (tool: Tool | undefined): Tool | undefined => {
+  if (!tool) return undefined;
+  let stripped = withoutOutputSchema.get(tool);
+  if (!stripped) {
+    const { outputSchema: _kept, ...rest } = tool;
+    withoutOutputSchema.set(tool, (stripped = rest));
+  }
+  return stripped;
+};
+
+type Ctx = Pick<ConnectionContext, 'outputsDir' | 'maxOutputChars' | 'logLevel'>;
+
+const send = (
+  link: ServerLink,
+  conn: ServerBase,
+  tool: string,
+  args: Record<string, unknown>,
+  options: CallOptions,
+  ctx: Ctx,
+): Promise<CallToolResult> => {
+  const meta = link.requestMeta(ctx.logLevel());
+  const toolDefinition = definitionFor(conn.tool(tool));
+  return link.client.callTool(
+    { name: tool, arguments: args, ...(meta ? { _meta: meta } : {}) },
+    {
+      signal: options.signal,
+      timeout: conn.spec.timeoutMs,
+      resetTimeoutOnProgress: true,
+      ...(options.onProgress ? { onprogress: options.onProgress } : {}),
+      ...(toolDefinition ? { toolDefinition } : {}),
+    },
+  );
+};
+
+/** Sends the call; on `HeaderMismatch` lists the tools again and sends it once more. */
+const sendChecked = async (
+  link: ServerLink,
+  conn: ServerBase,
+  tool: string,
+  args: Record<string, unknown>,
+  options: CallOptions,
+  ctx: Ctx,
+): Promise<CallToolResult> => {
+  try {
+    return await send(link, conn, tool, args, options, ctx);
+  } catch (error) {
+    if (!ProtocolError.isInstance(error) || error.code !== HEADER_MISMATCH) throw error;
+    conn.note(
+      `tools/call "${tool}" was refused for mismatched Mcp-Param headers; tools listed again`,
+    );
+    await conn.relistTools(options.signal);
+    return send(link, conn, tool, args, options, ctx);
+  }
+};
+
+/** The structured content's problem against the tool's output schema, if any. */
+const schemaProblemOf = (conn: ServerBase, tool: string, result: CallToolResult) => {
+  const schema = conn.tool(tool)?.outputSchema;
+  if (!schema || result.isError) return undefined;
+  return result.structuredContent !== undefined
+    ? checkOutput(schema, result.structuredContent)
+    : 'the tool declares an output schema but returned no structuredContent';
 };
 
 /**
  * One `tools/call` on a ready connection, inside its concurrency limit: timeout reset by progress,
- * cancellation through `signal` (the SDK sends `notifications/cancelled`), results normalized.
- * Never throws: every failure is a `ToolResult` the model can read.
+ * cancellation through `signal`, results normalized, and kept in the result cache where the
+ * config allows it. Never throws: every failure is a `ToolResult` the model can read.
  */
 export const callTool = async (
-  conn: ServerConnection,
+  conn: ServerBase,
   tool: string,
   args: Record<string, unknown>,
   options: CallOptions,
-  ctx: Pick<ConnectionContext, 'outputsDir' | 'maxOutputChars'>,
+  ctx: Ctx,
 ): Promise<ToolResult> => {
   const started = performance.now();
   const { signal } = options;
   if (signal.aborted) return fail('canceled', 'the call was canceled');
-  if (conn.state !== 'ready' || !conn.client) return record(conn, tool, started, unavailable(conn));
+  if (conn.state !== 'ready' || !conn.link) return record(conn, tool, started, unavailable(conn));
+  const ttl = cacheTtlMs(conn.spec.cache, conn.tool(tool));
+  const cached = ttl !== undefined ? conn.results.get(tool, args) : undefined;
+  if (cached) return cached;
   // A free slot is taken without a round through the microtask queue.
   if (!conn.limiter.tryAcquire())
     try {
@@ -61,28 +146,17 @@ export const callTool = async (
       return record(conn, tool, started, fail('server-crashed', (error as Error).message));
     }
   try {
-    const client = conn.client;
-    if (conn.state !== 'ready' || !client) return record(conn, tool, started, unavailable(conn));
-    const result = await client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
-      signal,
-      timeout: conn.spec.timeoutMs,
-      resetTimeoutOnProgress: true,
-      ...(options.onProgress ? { onprogress: options.onProgress } : {}),
-    });
-    const schema = conn.outputSchema(tool);
-    const schemaProblem = !schema
-      ? undefined
-      : result.isError
-        ? undefined
-        : result.structuredContent !== undefined
-          ? checkOutput(schema, result.structuredContent)
-          : 'the tool declares an output schema but returned no structuredContent';
-    const normalized = await normalizeResult(result as CallToolResult, {
+    const link = conn.link;
+    if (conn.state !== 'ready' || !link) return record(conn, tool, started, unavailable(conn));
+    const result = await sendChecked(link, conn, tool, args, options, ctx);
+    const schemaProblem = schemaProblemOf(conn, tool, result);
+    const normalized = await normalizeResult(result, {
       maxChars: ctx.maxOutputChars,
       outputsDir: ctx.outputsDir,
       label: `${conn.name}__${tool}`,
       ...(schemaProblem !== undefined ? { schemaProblem } : {}),
     });
+    if (ttl !== undefined) conn.results.set(tool, args, normalized, ttl);
     return record(conn, tool, started, redactFailure(conn, normalized));
   } catch (error) {
     return record(conn, tool, started, failed(conn, 'tools/call', tool, signal, error));
@@ -92,24 +166,21 @@ export const callTool = async (
 };
 
 /** `text` without the server's secret values (its env, headers, OAuth secrets) and tokens. */
-const redactFor = (conn: ServerConnection, text: string): string =>
-  redactString(redactKnown(text, specSecrets(conn.spec)));
-
 /**
  * A failed result with its words redacted: a server's error may quote its own credentials (a
  * failed upstream request with its token). Successful results are the tool's data, left as is.
  */
-const redactFailure = (conn: ServerConnection, result: ToolResult): ToolResult =>
+const redactFailure = (conn: ServerBase, result: ToolResult): ToolResult =>
   result.ok
     ? result
     : {
         ...result,
-        error: { ...result.error, message: redactFor(conn, result.error.message) },
-        ...(result.output !== undefined ? { output: redactFor(conn, result.output) } : {}),
+        error: { ...result.error, message: conn.redact(result.error.message) },
+        ...(result.output !== undefined ? { output: conn.redact(result.output) } : {}),
         ...(result.content
           ? {
               content: result.content.map((block) =>
-                block.type === 'text' ? { ...block, text: redactFor(conn, block.text) } : block,
+                block.type === 'text' ? { ...block, text: conn.redact(block.text) } : block,
               ),
             }
           : {}),
@@ -117,7 +188,7 @@ const redactFailure = (conn: ServerConnection, result: ToolResult): ToolResult =
 
 /** Counts a finished call in the server's and the tool's metrics. */
 const record = (
-  conn: ServerConnection,
+  conn: ServerBase,
   tool: string,
   started: number,
   result: ToolResult,
@@ -136,32 +207,37 @@ const record = (
  * `resources/read`, `prompts/get`) and `subject` what it was about (the tool, URI or prompt).
  */
 export const failed = (
-  conn: ServerConnection,
+  conn: ServerBase,
   method: string,
   subject: string,
   signal: AbortSignal,
   error: unknown,
 ): ToolResult => {
   if (signal.aborted) return fail('canceled', 'the call was canceled');
-  const code = error instanceof McpError ? error.code : undefined;
-  if (code === (ErrorCode.RequestTimeout as number))
+  const sdk = SdkError.isInstance(error) ? error.code : undefined;
+  if (sdk === SdkErrorCode.RequestTimeout)
     return fail(
       'timeout',
       `server "${conn.name}" did not answer ${method} "${subject}" within ${conn.spec.timeoutMs / 1000} s (timeout); the call was canceled`,
     );
   const state = conn.state;
-  if (code === (ErrorCode.ConnectionClosed as number) || state !== 'ready')
+  if (sdk === SdkErrorCode.ConnectionClosed || state !== 'ready')
     return fail(
       state === 'stopped' ? 'server-unavailable' : 'server-crashed',
       conn.describeLoss(method),
     );
-  const message = redactFor(conn, (error as Error).message);
-  if (code === (ErrorCode.InvalidParams as number)) return fail('invalid-args', message);
-  return fail('tool-error', message);
+  if (sdk === SdkErrorCode.InputRequiredRoundsExceeded) {
+    const message = `server "${conn.name}" asked for input ${MAX_INPUT_ROUNDS} rounds in a row without finishing ${method} "${subject}"; niffler gave up`;
+    conn.note(message);
+    return fail('tool-error', message);
+  }
+  if (ProtocolError.isInstance(error) && error.code === (ProtocolErrorCode.InvalidParams as number))
+    return fail('invalid-args', conn.redact(error.message));
+  return fail('tool-error', conn.redact((error as Error).message));
 };
 
 /** Why a server that is not ready cannot take a request, and what to do about it. */
-export const unavailable = (conn: ServerConnection): ToolResult => {
+export const unavailable = (conn: ServerBase): ToolResult => {
   const { state, lastErrorMessage: last } = conn;
   // Keyed by string, not by the state union, so a state added to the protocol still reads well.
   const why: Record<string, string | undefined> = {

@@ -1,20 +1,13 @@
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ErrorCode,
-  ListRootsRequestSchema,
-  LoggingMessageNotificationSchema,
-  McpError,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
+  ProtocolError,
+  ProtocolErrorCode,
+  type Client,
   type ClientCapabilities,
   type CreateMessageResult,
   type ElicitResult,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 import type {
   McpElicitation,
   McpElicitationAnswer,
@@ -47,15 +40,15 @@ export const rootsOf = (paths: readonly string[]) =>
 
 /** Installs the handlers of server → client requests and notifications on a fresh `Client`. */
 export const installClientHandlers = (client: Client, side: ClientSide): void => {
-  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: rootsOf(side.roots()) }));
+  client.setRequestHandler('roots/list', () => ({ roots: rootsOf(side.roots()) }));
 
-  client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
+  client.setRequestHandler('elicitation/create', async (request, ctx): Promise<ElicitResult> => {
     const params = request.params;
     if (params.mode === 'url')
       return { action: 'decline', _meta: { reason: 'niffler does not open URL elicitations' } };
     const answer = await side.elicit(
       { message: params.message, requestedSchema: params.requestedSchema },
-      extra.signal,
+      ctx.mcpReq.signal,
     );
     if (answer.action === 'accept') return { action: 'accept', content: { ...answer.content } };
     return {
@@ -65,11 +58,14 @@ export const installClientHandlers = (client: Client, side: ClientSide): void =>
   });
 
   client.setRequestHandler(
-    CreateMessageRequestSchema,
-    async (request, extra): Promise<CreateMessageResult> => {
-      const answer = await side.sample(request.params, extra.signal);
+    'sampling/createMessage',
+    async (request, ctx): Promise<CreateMessageResult> => {
+      const answer = await side.sample(request.params, ctx.mcpReq.signal);
       if (!answer.ok)
-        throw new McpError(ErrorCode.InvalidRequest, `sampling declined: ${answer.reason}`);
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
+          `sampling declined: ${answer.reason}`,
+        );
       return {
         model: answer.model,
         role: answer.role,
@@ -79,15 +75,17 @@ export const installClientHandlers = (client: Client, side: ClientSide): void =>
     },
   );
 
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+  client.setNotificationHandler('notifications/message', (notification) => {
     const { level, logger, data } = notification.params;
     side.serverLog(level, logger, data);
   });
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => side.listChanged('tools'));
-  client.setNotificationHandler(PromptListChangedNotificationSchema, () =>
+  client.setNotificationHandler('notifications/tools/list_changed', () =>
+    side.listChanged('tools'),
+  );
+  client.setNotificationHandler('notifications/prompts/list_changed', () =>
     side.listChanged('prompts'),
   );
-  client.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
+  client.setNotificationHandler('notifications/resources/list_changed', () =>
     side.listChanged('resources'),
   );
 };

@@ -1,9 +1,8 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Client, RequestOptions } from '@modelcontextprotocol/client';
+import type { McpCompletionRef } from '../protocol/mcp.ts';
 import { fail, type ToolResult } from '../protocol/tool-result.ts';
 import { failed, unavailable } from './call.ts';
-import type { ConnectionContext, ServerConnection } from './connection.ts';
+import type { ConnectionContext, ServerBase } from './server-base.ts';
 import { normalizeResult } from './results.ts';
 
 type Ctx = Pick<ConnectionContext, 'outputsDir' | 'maxOutputChars'>;
@@ -20,16 +19,17 @@ interface Request {
  * content as a `ToolResult`, worded as `tools/call` words its failures. Never throws.
  */
 const requestAsResult = async (
-  conn: ServerConnection,
+  conn: ServerBase,
   request: Request,
   signal: AbortSignal,
   ctx: Ctx,
   run: (client: Client, options: RequestOptions) => Promise<CallToolResult['content']>,
 ): Promise<ToolResult> => {
   if (signal.aborted) return fail('canceled', 'the call was canceled');
-  if (conn.state !== 'ready' || !conn.client) return unavailable(conn);
+  const client = conn.client;
+  if (conn.state !== 'ready' || !client) return unavailable(conn);
   try {
-    const content = await run(conn.client, { signal, timeout: conn.spec.timeoutMs });
+    const content = await run(client, { signal, timeout: conn.spec.timeoutMs });
     return await normalizeResult(
       { content },
       { maxChars: ctx.maxOutputChars, outputsDir: ctx.outputsDir, label: request.label },
@@ -41,7 +41,7 @@ const requestAsResult = async (
 
 /** `resources/read` as a `ToolResult` (each content becomes an embedded resource). */
 export const readResource = (
-  conn: ServerConnection,
+  conn: ServerBase,
   uri: string,
   signal: AbortSignal,
   ctx: Ctx,
@@ -57,9 +57,12 @@ export const readResource = (
     },
   );
 
-/** `prompts/get` as a `ToolResult`: each message as `role: content`. */
+/**
+ * `prompts/get` as a `ToolResult` whose text is the prompt to send: its messages' contents, each
+ * under `[role]` when the prompt has more than user messages.
+ */
 export const getPrompt = (
-  conn: ServerConnection,
+  conn: ServerBase,
   name: string,
   args: Record<string, string>,
   signal: AbortSignal,
@@ -72,9 +75,32 @@ export const getPrompt = (
     ctx,
     async (client, options) => {
       const result = await client.getPrompt({ name, arguments: args }, options);
+      // A prompt of user messages reads as what the user would type; a conversation keeps roles.
+      const roles = result.messages.some((m) => m.role !== 'user');
       return result.messages.flatMap((m) => [
-        { type: 'text' as const, text: `${m.role}:` },
+        ...(roles ? [{ type: 'text' as const, text: `[${m.role}]` }] : []),
         m.content,
       ]);
     },
   );
+
+/** Completion values the server offers for one argument; none where it offers no completion. */
+export const complete = async (
+  conn: ServerBase,
+  ref: McpCompletionRef,
+  argument: { name: string; value: string },
+  context: Record<string, string> | undefined,
+  signal: AbortSignal,
+): Promise<{ values: string[]; hasMore: boolean }> => {
+  const client = conn.client;
+  if (conn.state !== 'ready' || !client?.getServerCapabilities()?.completions)
+    return { values: [], hasMore: false };
+  const result = await client.complete(
+    { ref, argument, ...(context ? { context: { arguments: context } } : {}) },
+    { signal, timeout: conn.spec.timeoutMs },
+  );
+  return {
+    values: result.completion.values.slice(0, 100),
+    hasMore: result.completion.hasMore ?? false,
+  };
+};

@@ -1,4 +1,4 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Transport } from '@modelcontextprotocol/client';
 
 type OnMessage = NonNullable<Transport['onmessage']>;
 type Delivery = Parameters<OnMessage>;

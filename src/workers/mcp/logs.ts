@@ -1,6 +1,6 @@
 import { appendFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { McpServerSpec } from '../protocol/mcp.ts';
+import type { McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
 import { fsFailure, makeDirSync } from '../shared/fs-errors.ts';
 import { secretsFrom, serverSecretValues } from '../shared/redact.ts';
 
@@ -80,3 +80,38 @@ export const specSecrets = (spec: McpServerSpec): string[] => {
   }
   return secrets;
 };
+
+/**
+ * What a server writes besides JSON-RPC, into its log: stderr (the last lines kept for an error
+ * message), stray output on its protocol channel, and its `notifications/message`.
+ */
+export class ServerOutput {
+  private tail: string[] = [];
+
+  constructor(readonly log: RotatingLog) {}
+
+  /** The last lines of stderr since `reset`. */
+  get stderrTail(): string[] {
+    return this.tail;
+  }
+
+  reset(): void {
+    this.tail = [];
+  }
+
+  stderr(text: string): void {
+    this.log.write('stderr', text);
+    this.tail = [...this.tail, ...text.split('\n').filter((l) => l.trim())].slice(-5);
+  }
+
+  /** A line on stdout, or a WebSocket frame, that is not JSON-RPC: logged, never fatal. */
+  noise(kind: McpTransportKind, line: string): void {
+    const where = kind === 'stdio' ? 'output on stdout' : 'message';
+    this.log.write('warning', `ignored non-protocol ${where}: ${line.slice(0, 2000)}`);
+  }
+
+  serverLog(level: string, logger: string | undefined, data: unknown): void {
+    const source = `log:${level}${logger ? `:${logger}` : ''}`;
+    this.log.write(source, typeof data === 'string' ? data : JSON.stringify(data));
+  }
+}

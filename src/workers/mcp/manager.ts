@@ -1,8 +1,11 @@
 import type {
+  McpCompletionRef,
   McpEvent,
   McpLogLevel,
   McpPromptInfo,
   McpResourceInfo,
+  McpResourceTemplateInfo,
+  McpTraceEntry,
   McpServerSpec,
   McpServerStatus,
   McpToolInfo,
@@ -13,11 +16,14 @@ import type { ToolResult } from '../protocol/tool-result.ts';
 import { withDefaults } from './backoff.ts';
 import type { CallOptions } from './call.ts';
 import type { ClientSide } from './client-handlers.ts';
-import { ServerConnection, type ConnectionContext } from './connection.ts';
+import { ServerConnection } from './connection.ts';
+import type { ConnectionContext, ServerBase } from './server-base.ts';
 import { NifflerError } from '../protocol/wire-error.ts';
 import { assignToolNames, modelName, type NameTable } from './naming.ts';
 import { killGroup } from '../shared/process-group.ts';
-import { readResource, getPrompt } from './extras.ts';
+import { complete, getPrompt, readResource } from './extras.ts';
+import { VerdictStore } from './negotiation.ts';
+import { watchWorkspace } from './workspace-watch.ts';
 
 type Side = Omit<ClientSide, 'listChanged' | 'serverLog' | 'roots'>;
 
@@ -46,6 +52,7 @@ export class McpManager {
   private roots: string[];
   private logLevel: McpLogLevel;
   private readonly ctx: ConnectionContext;
+  private stopWatching: (() => void) | undefined;
 
   constructor(
     data: McpWorkerData,
@@ -64,6 +71,8 @@ export class McpManager {
       maxLogBytes: data.maxLogBytes ?? 1024 * 1024,
       logLevel: () => this.logLevel,
       health: withDefaults(data.health),
+      verdicts: new VerdictStore(data.protocolsFile),
+      probe: data.probe ?? true,
       side: (server) => ({ ...side(server), roots: () => this.roots }),
       changed: (connection, what) => this.changed(connection, what),
       log: (level, msg, fields) =>
@@ -71,6 +80,7 @@ export class McpManager {
     };
     for (const spec of data.servers)
       this.connections.set(spec.name, new ServerConnection(spec, this.ctx));
+    this.watchIfCaching();
   }
 
   /** Starts every startable auto-start server without waiting for them. */
@@ -87,10 +97,17 @@ export class McpManager {
   }
 
   listTools(): McpToolInfo[] {
+    this.freshen();
     return [...this.connections.values()].flatMap((c) => this.toolsOf(c));
   }
 
+  /** Lists anew the catalog parts whose cache hint ran out (they serve as they are meanwhile). */
+  private freshen(): void {
+    for (const conn of this.connections.values()) conn.keeper.freshen();
+  }
+
   listPrompts(): McpPromptInfo[] {
+    this.freshen();
     return [...this.connections.values()].flatMap((c) =>
       c.catalog.prompts.map((p) => ({
         server: c.name,
@@ -102,6 +119,7 @@ export class McpManager {
   }
 
   listResources(): McpResourceInfo[] {
+    this.freshen();
     return [...this.connections.values()].flatMap((c) =>
       c.catalog.resources.map((r) => ({
         server: c.name,
@@ -111,6 +129,52 @@ export class McpManager {
         ...(r.mimeType ? { mimeType: r.mimeType } : {}),
       })),
     );
+  }
+
+  listResourceTemplates(): McpResourceTemplateInfo[] {
+    return [...this.connections.values()].flatMap((c) =>
+      c.catalog.templates.map((t) => ({
+        server: c.name,
+        uriTemplate: t.uriTemplate,
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        ...(t.mimeType ? { mimeType: t.mimeType } : {}),
+      })),
+    );
+  }
+
+  complete(
+    server: string,
+    ref: McpCompletionRef,
+    argument: { name: string; value: string },
+    context: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<{ values: string[]; hasMore: boolean }> {
+    return complete(this.get(server), ref, argument, context, signal);
+  }
+
+  trace(server: string, since?: number): McpTraceEntry[] {
+    return this.get(server).trace.entries(since);
+  }
+
+  /** Forgets every cached tool result (a file of the workspace changed). */
+  invalidateCache(): void {
+    for (const conn of this.connections.values()) {
+      const had = conn.results.stats().entries > 0;
+      conn.results.clear();
+      if (had) this.changed(conn, 'status');
+    }
+  }
+
+  /** Watches the workspace while some server caches tool results (see workspace-watch.ts). */
+  private watchIfCaching(): void {
+    const caching = [...this.connections.values()].some((c) => c.spec.cache);
+    if (caching && !this.stopWatching)
+      this.stopWatching = watchWorkspace(this.ctx.root, () => this.invalidateCache());
+    if (!caching && this.stopWatching) {
+      this.stopWatching();
+      this.stopWatching = undefined;
+    }
   }
 
   /** Calls a tool by its model-facing name; an unknown name is a `not-found` result. */
@@ -199,6 +263,13 @@ export class McpManager {
         result.unchanged.push(spec.name);
         continue;
       }
+      if (specKey({ ...conn.spec, trace: spec.trace, cache: spec.cache }) === specKey(spec)) {
+        // Tracing and caching change without a restart.
+        conn.spec = spec;
+        conn.updated();
+        result.unchanged.push(spec.name);
+        continue;
+      }
       const wasRunning = isRunning(conn.state);
       conn.spec = spec;
       conn.limiter.setLimit(spec.maxConcurrency);
@@ -212,6 +283,7 @@ export class McpManager {
     }
     await Promise.all(work);
     this.renameAll();
+    this.watchIfCaching();
     return result;
   }
 
@@ -238,6 +310,7 @@ export class McpManager {
   }
 
   async shutdown(): Promise<void> {
+    this.stopWatching?.();
     await Promise.all([...this.connections.values()].map((c) => c.stop()));
   }
 
@@ -260,7 +333,7 @@ export class McpManager {
     return conn;
   }
 
-  private toolsOf(conn: ServerConnection): McpToolInfo[] {
+  private toolsOf(conn: ServerBase): McpToolInfo[] {
     return conn.tools.flatMap((tool) => {
       const name = modelName(this.names, { server: conn.name, tool: tool.name });
       if (!name) return [];
@@ -296,8 +369,8 @@ export class McpManager {
   }
 
   private changed(
-    conn: ServerConnection,
-    what: 'status' | 'tools' | 'prompts' | 'resources',
+    conn: ServerBase,
+    what: 'status' | 'tools' | 'prompts' | 'resources' | 'templates',
   ): void {
     switch (what) {
       case 'status':
@@ -317,6 +390,7 @@ export class McpManager {
         this.emit({ type: 'prompts-changed', server: conn.name });
         return;
       case 'resources':
+      case 'templates':
         this.emit({ type: 'resources-changed', server: conn.name });
         return;
     }

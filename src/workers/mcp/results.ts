@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { ToolContent, ToolResult } from '../protocol/tool-result.ts';
 import { describeFsError } from '../shared/fs-errors.ts';
 import { capOutput, outputFile, shortCutNote } from '../shared/output.ts';

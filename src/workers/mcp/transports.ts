@@ -1,12 +1,16 @@
 import path from 'node:path';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
-import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  SdkHttpError,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type FetchLike,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import type { McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
 import { keepProgressInOrder } from './in-order.ts';
-import { ProcessTransport } from './process-transport.ts';
+import { ProcessTransport, type ProcessExit } from './process-transport.ts';
 import { serverLaunch } from './server-launch.ts';
+import { WebSocketClientTransport } from './ws-transport.ts';
 
 /** What a transport reports back to its connection besides JSON-RPC. */
 export interface TransportHooks {
@@ -34,7 +38,32 @@ const requestInit = (spec: McpServerSpec): RequestInit | undefined =>
   spec.headers && Object.keys(spec.headers).length > 0 ? { headers: spec.headers } : undefined;
 
 /**
- * Builds the SDK transport for one connection attempt. `kind` is the spec's transport, or `sse`
+ * A server process as the SDK's `Client` sees it. The SDK tells stdio from HTTP by a `stderr` and
+ * a `pid` on the transport: on stdio a probe that goes unanswered means a 2025-era server (some
+ * never answer a request before `initialize`), and no `x-mcp-header` applies. Its stderr is ours.
+ */
+class StdioTransport extends ProcessTransport {
+  readonly stderr = null;
+  /** Closed by us while the process still ran (the SDK closes one whose negotiation failed). */
+  closing = false;
+
+  override close(): Promise<void> {
+    if (this.exit === undefined) this.closing = true;
+    return super.close();
+  }
+}
+
+/** How the server process ended, when it ended by itself (not closed by us). */
+export const exitedByItself = (transport: Transport | undefined): ProcessExit | undefined =>
+  transport instanceof StdioTransport && !transport.closing ? transport.exit : undefined;
+
+/** The server process of a stdio server (it leads its own process group, see ProcessTransport). */
+export const isProcess = (
+  transport: Transport | undefined,
+): transport is Transport & ProcessTransport => transport instanceof ProcessTransport;
+
+/**
+ * Builds the transport for one connection attempt. `kind` is the spec's transport, or `sse`
  * when a Streamable HTTP attempt is falling back.
  */
 export const createTransport = (
@@ -54,7 +83,7 @@ const transportFor = (
       if (!command) throw new Error(`server "${spec.name}" has no command`);
       const cwd = path.resolve(hooks.root, spec.workingDir ?? '.');
       const launch = serverLaunch({ ...spec, command }, cwd, hooks.onStderr);
-      return new ProcessTransport({
+      return new StdioTransport({
         command: launch.file,
         args: launch.args,
         cwd,
@@ -84,7 +113,10 @@ const transportFor = (
       });
     }
     case 'ws':
-      return new WebSocketClientTransport(toWebSocketUrl(requireUrl(spec)));
+      return new WebSocketClientTransport(toWebSocketUrl(requireUrl(spec)), {
+        ...(spec.headers ? { headers: spec.headers } : {}),
+        onNoise: hooks.onNoise,
+      });
   }
 };
 
@@ -93,8 +125,20 @@ const requireUrl = (spec: McpServerSpec): string => {
   return spec.url;
 };
 
+/** The HTTP status a failed request carries, on either HTTP transport's error. */
+const httpStatusOf = (error: unknown): number | undefined => {
+  if (error instanceof SdkHttpError) return error.status;
+  // The SSE transport's SseError keeps the status on a numeric `code`.
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+};
+
 /** True when a failed Streamable HTTP connect means "this server speaks the old SSE transport". */
 export const shouldFallBackToSse = (error: unknown): boolean => {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'number' && code >= 400 && code < 500 && code !== 401 && code !== 403;
+  for (let e = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const status = httpStatusOf(e);
+    if (status !== undefined)
+      return status >= 400 && status < 500 && status !== 401 && status !== 403;
+  }
+  return false;
 };

@@ -88,6 +88,21 @@ const handle = async (
       return manager.listPrompts();
     case 'list-resources':
       return manager.listResources();
+    case 'list-resource-templates':
+      return manager.listResourceTemplates();
+    case 'complete':
+      return manager.complete(
+        request.server,
+        request.ref,
+        request.argument,
+        request.context,
+        signal,
+      );
+    case 'get-trace':
+      return manager.trace(request.server, request.since);
+    case 'invalidate-cache':
+      manager.invalidateCache();
+      return {};
     case 'read-resource':
       return manager.readResource(request.server, request.uri, signal);
     case 'get-prompt':

@@ -15,8 +15,14 @@ export type McpLogLevel =
 
 /** OAuth settings of a remote server (config `oauth`); secrets never leave the worker. */
 export interface McpOAuthSpec {
-  /** Default `authorization_code` (a browser); `cross_app`: RFC 8693 exchange, then RFC 7523. */
-  grant?: 'authorization_code' | 'client_credentials' | 'cross_app';
+  /**
+   * Default `authorization_code` (a browser); `cross_app`: RFC 8693 exchange, then RFC 7523;
+   * `jwt_bearer`: RFC 7523 with the workload's own token (`assertion`/`assertionFile`).
+   */
+  grant?: 'authorization_code' | 'client_credentials' | 'cross_app' | 'jwt_bearer';
+  /** jwt_bearer: the workload's JWT, or (`assertionFile`) a file holding it, read at each use. */
+  assertion?: string;
+  assertionFile?: string;
   clientId?: string;
   clientSecret?: string;
   scopes?: string[];
@@ -29,6 +35,8 @@ export interface McpOAuthSpec {
   /** JWS algorithm for `privateKeyFile`; default ES256. */
   signingAlgorithm?: string;
   idp?: { tokenEndpoint: string; clientId: string; clientSecret?: string; idToken: string };
+  /** DPoP-bound tokens (RFC 9449): absent, where the authorization server offers it. */
+  dpop?: boolean;
 }
 
 /** Everything the worker needs to run one server; built by `toServerSpec` from the config. */
@@ -57,6 +65,23 @@ export interface McpServerSpec {
   sandbox?: SandboxPolicy;
   /** stdio: resource limits of the server and everything it starts; `mcpServers.X.limits`. */
   limits?: ResourceLimits;
+  /**
+   * `auto` (default): `server/discover` once per server definition, falling back to
+   * `initialize`; `legacy`: the 2025 `initialize` only; `2026-07-28`: that revision or nothing.
+   */
+  protocol?: McpProtocolSetting;
+  /** Every JSON-RPC message also goes to the server's log (the ring is always kept). */
+  trace?: boolean;
+  /** Tool results kept for this long, per server or per tool (read-only, idempotent tools only). */
+  cache?: McpCacheSpec;
+}
+
+export type McpProtocolSetting = 'auto' | 'legacy' | '2026-07-28';
+
+/** `mcpServers.X.cache`: `ttlSeconds` for every eligible tool, `tools` per tool (wins). */
+export interface McpCacheSpec {
+  ttlSeconds?: number;
+  tools?: Record<string, { ttlSeconds: number }>;
 }
 
 /** Restart and health tuning; defaults: 500 ms → 30 s backoff, 5 failures in 5 min, ping 30 s. */
@@ -95,6 +120,13 @@ export interface McpWorkerData {
   /** Bytes per server log before it rotates; default 1 MiB, 3 generations kept. */
   maxLogBytes?: number;
   health?: McpHealthOptions;
+  /** `$NIFFLER_HOME/mcp/protocols.json`: which era each server definition speaks; memory only when absent. */
+  protocolsFile?: string;
+  /**
+   * False where servers start anew for every command (no daemon): `auto` servers whose era is
+   * not known yet connect with `initialize` instead of probing. Default true.
+   */
+  probe?: boolean;
 }
 
 /**
@@ -148,6 +180,36 @@ export interface McpResourceInfo {
   mimeType?: string;
 }
 
+export interface McpResourceTemplateInfo {
+  server: string;
+  uriTemplate: string;
+  name: string;
+  description?: string;
+  mimeType?: string;
+}
+
+/** One JSON-RPC message of a server's protocol trace. */
+export interface McpTraceEntry {
+  /** Increases by one per message of the server (`get-trace` since). */
+  seq: number;
+  /** Epoch ms. */
+  at: number;
+  direction: 'out' | 'in';
+  kind: 'request' | 'notification' | 'response' | 'error';
+  method?: string;
+  id?: string | number;
+  /** Length of the message's JSON. */
+  chars: number;
+  /** For an answer: how long after its request it came. */
+  ms?: number;
+  /** The message's JSON, secrets redacted, long strings and bodies cut. */
+  body: string;
+}
+
+/** A `completion/complete` reference: a prompt's argument, or a resource template's variable. */
+export type McpCompletionRef =
+  { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };
+
 export interface McpCallMetrics {
   calls: number;
   errors: number;
@@ -175,6 +237,12 @@ export interface McpServerStatus extends McpCallMetrics {
   resources: number;
   serverInfo: { name: string; version: string } | null;
   instructions: string | null;
+  /** The protocol revision negotiated (`2026-07-28`, `2025-11-25`…), while connected. */
+  protocolVersion: string | null;
+  /** The recent protocol problems of a connected server (bad tool annotations, a broken revision…). */
+  problems: { message: string; at: number }[];
+  /** Tool results served from the result cache, and calls that found nothing there. */
+  cache: { hits: number; misses: number; entries: number };
   /** Per tool, by the server's own tool name. */
   toolMetrics: Record<string, McpCallMetrics>;
   logFile: string;
@@ -219,6 +287,21 @@ export type McpCalls = {
   'list-tools': { params: object; result: McpToolInfo[] };
   'list-prompts': { params: object; result: McpPromptInfo[] };
   'list-resources': { params: object; result: McpResourceInfo[] };
+  'list-resource-templates': { params: object; result: McpResourceTemplateInfo[] };
+  /** `completion/complete`: values for one argument; empty where the server offers none. */
+  complete: {
+    params: {
+      server: string;
+      ref: McpCompletionRef;
+      argument: { name: string; value: string };
+      context?: Record<string, string>;
+    };
+    result: { values: string[]; hasMore: boolean };
+  };
+  /** The server's protocol trace after sequence number `since`. */
+  'get-trace': { params: { server: string; since?: number }; result: McpTraceEntry[] };
+  /** Forgets every cached tool result (the workspace changed). */
+  'invalidate-cache': { params: object; result: object };
   'read-resource': { params: { server: string; uri: string }; result: ToolResult };
   'get-prompt': {
     params: { server: string; prompt: string; args: Record<string, string> };

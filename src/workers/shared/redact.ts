@@ -33,7 +33,11 @@ export const redactKnown = (text: string, secrets: Iterable<string>): string => 
 export interface ServerSecrets {
   env?: Record<string, string>;
   headers?: Record<string, string>;
-  oauth?: { clientSecret?: string; idp?: { clientSecret?: string; idToken?: string } };
+  oauth?: {
+    clientSecret?: string;
+    assertion?: string;
+    idp?: { clientSecret?: string; idToken?: string };
+  };
 }
 
 /** The secret values of a server entry: its env and header values, its OAuth secrets. */
@@ -43,6 +47,7 @@ export const serverSecretValues = (server: ServerSecrets): (string | undefined)[
   server.oauth?.clientSecret,
   server.oauth?.idp?.clientSecret,
   server.oauth?.idp?.idToken,
+  server.oauth?.assertion,
 ];
 
 /**

@@ -82,9 +82,13 @@ describe('OAuth for remote servers', () => {
     expect(statSync(authDir).mode & 0o777).toBe(0o700);
     const stored = JSON.parse(readFileSync(path.join(authDir, file!), 'utf8'));
     expect(stored.url).toBe(fixture.url);
-    expect(fixture.log.bearers.at(-1)).toBe(stored.tokens.access_token);
+    // Kept under the issuer of the authorization server that issued them (SEP-2352).
+    expect(Object.keys(stored.issuers)).toEqual([stored.latest]);
+    const { tokens } = stored.issuers[stored.latest];
+    expect(tokens.issuer).toBe(stored.latest);
+    expect(fixture.log.bearers.at(-1)).toBe(tokens.access_token);
     const status = (await host.status()).find((s) => s.name === 'web');
-    expect(JSON.stringify(status)).not.toContain(stored.tokens.access_token);
+    expect(JSON.stringify(status)).not.toContain(tokens.access_token);
   });
 
   it('refreshes an expired access token without the browser', async () => {

@@ -22,7 +22,7 @@ describe('remote transports', () => {
       remoteSpec('legacy', sse.url, 'sse'),
       remoteSpec('fallback', sse.url, 'http'),
       // An http:// URL for a WebSocket server is normalized to ws://.
-      remoteSpec('socket', ws.url, 'ws'),
+      remoteSpec('socket', ws.url, 'ws', { headers: { Authorization: 'Bearer ws-token' } }),
     ]);
     await Promise.all(['web', 'legacy', 'fallback', 'socket'].map((s) => ready(t.host, s)));
   });
@@ -64,6 +64,23 @@ describe('remote transports', () => {
       output: 'ws: hi',
     });
     expect(ws.requests[0]?.['sec-websocket-protocol']).toBe('mcp');
+  });
+
+  it('sends the configured headers on the WebSocket upgrade request', () => {
+    expect(ws.requests[0]?.['authorization']).toBe('Bearer ws-token');
+  });
+
+  it('reconnects a dropped WebSocket with the restart backoff, headers again', async () => {
+    const before = ws.requests.length;
+    ws.drop!();
+    await t.host.waitForStatus('socket', (s) => s.state === 'degraded');
+    await t.host.waitForStatus('socket', (s) => s.state === 'ready');
+    expect(ws.requests.length).toBeGreaterThan(before);
+    expect(ws.requests.at(-1)?.['authorization']).toBe('Bearer ws-token');
+    expect(await t.host.callTool('socket__say', { text: 'again' })).toMatchObject({
+      ok: true,
+      output: 'ws: again',
+    });
   });
 });
 

@@ -342,7 +342,7 @@ describe('malformed input: each with its exact message', () => {
     [
       'unknown server key',
       'mcpServers:\n  s:\n    comand: x\n',
-      '~/home/config.yaml:3 mcpServers.s.comand: unknown key; did you mean "command"? expected one of: command, args, env, workingDir, url, transport, headers, timeout, startupTimeout, enabled, name, includeTools, excludeTools, maxConcurrency, autoStart, alwaysLoad, trust, sandbox, limits, oauth',
+      '~/home/config.yaml:3 mcpServers.s.comand: unknown key; did you mean "command"? expected one of: command, args, env, workingDir, url, transport, headers, timeout, startupTimeout, enabled, name, includeTools, excludeTools, maxConcurrency, autoStart, alwaysLoad, trust, sandbox, limits, oauth, protocol, trace, cache',
     ],
     [
       'list where a mapping belongs',

@@ -104,10 +104,11 @@ describe('instruction files', () => {
   it('a trusted server’s instructions join, each bounded', async () => {
     const ws = workspace();
     const prompt = await build(ws, {
-      servers: [{ name: 'db', instructions: 'Use read-only queries. ' + 'x'.repeat(3000) }],
+      instructions: [{ server: 'db', text: 'Use read-only queries. ' + 'x'.repeat(5000) }],
     });
-    expect(prompt.text).toContain('## MCP server instructions\n\n### db\n\nUse read-only queries.');
-    expect(prompt.text).toContain('[cut at 2000 characters]');
+    expect(prompt.text).toContain('## Instructions from MCP servers');
+    expect(prompt.text).toContain('### db\n\nUse read-only queries.');
+    expect(prompt.text).toContain('[cut here]');
   });
 });
 

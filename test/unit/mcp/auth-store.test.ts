@@ -88,6 +88,55 @@ describe('AuthStore', () => {
   });
 });
 
+describe('credentials keyed by issuer (SEP-2352)', () => {
+  const AS1 = 'https://as1.example.com';
+  const AS2 = 'https://as2.example.com';
+
+  it("a wave-1 file (one unstamped set) serves without a new login, and becomes that issuer's", async () => {
+    const authDir = dir();
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(authDir, { recursive: true, mode: 0o700 });
+    const wave1 = {
+      url: URL_A,
+      client: { client_id: 'c1' },
+      tokens: { access_token: 'a1', token_type: 'Bearer', refresh_token: 'r1' },
+      expiresAt: Date.now() + 60_000,
+    };
+    writeFileSync(path.join(authDir, authFileName(URL_A)), JSON.stringify(wave1), { mode: 0o600 });
+    const auth = new ServerAuth('s', URL_A, {}, new AuthStore(URL_A, authDir), hooks);
+    expect(auth.accessToken()).toBe('a1');
+    expect(auth.tokens({ issuer: AS1 })?.refresh_token).toBe('r1');
+    expect(await auth.clientInformation({ issuer: AS1 })).toEqual({ client_id: 'c1' });
+    // The SDK stamps what it saves after a refresh with the issuer it came from.
+    auth.saveTokens({ access_token: 'a2', token_type: 'Bearer', issuer: AS1 }, { issuer: AS1 });
+    const stored = JSON.parse(readFileSync(path.join(authDir, authFileName(URL_A)), 'utf8'));
+    expect(stored).toMatchObject({ url: URL_A, latest: AS1 });
+    expect(stored.issuers[AS1]).toMatchObject({
+      client: { client_id: 'c1' },
+      tokens: { access_token: 'a2' },
+    });
+    expect(stored.tokens).toBeUndefined();
+    // Another authorization server gets nothing of AS1's.
+    expect(auth.tokens({ issuer: AS2 })).toBeUndefined();
+    expect(new AuthStore(URL_A, authDir).get(AS2)).toEqual({ url: URL_A });
+  });
+
+  it('a configured client is valid at any issuer, stamped with the one that asks', async () => {
+    const auth = new ServerAuth(
+      's',
+      URL_A,
+      { clientId: 'pre', clientSecret: 'sh' },
+      new AuthStore(URL_A, undefined),
+      hooks,
+    );
+    expect(await auth.clientInformation({ issuer: AS2 })).toEqual({
+      client_id: 'pre',
+      client_secret: 'sh',
+      issuer: AS2,
+    });
+  });
+});
+
 describe('ServerAuth without a user', () => {
   it('asks for a login instead of registering a client nobody can use', async () => {
     const auth = new ServerAuth('s', URL_A, {}, new AuthStore(URL_A, undefined), hooks);
@@ -108,7 +157,7 @@ describe('LoopbackReceiver', () => {
     expect((await fetch(`${redirect}?code=x&state=other`)).status).toBe(400);
     const page = await fetch(`${redirect}?code=c0de&state=st1`);
     expect(page.status).toBe(200);
-    expect(await code).toBe('c0de');
+    expect(await code).toEqual({ code: 'c0de' });
     await receiver.close();
   });
 

@@ -1,6 +1,9 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { LATEST_PROTOCOL_VERSION, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  Client,
+  InMemoryTransport,
+  LATEST_PROTOCOL_VERSION,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { keepProgressInOrder } from '../../../src/workers/mcp/in-order.ts';
 
@@ -41,9 +44,10 @@ const callWithProgress = async (wrap: boolean) => {
   client.onerror = (error) => errors.push(error.message);
   await client.connect(wrap ? keepProgressInOrder(clientSide) : clientSide);
   const seen: number[] = [];
-  const result = await client.callTool({ name: 'x', arguments: {} }, undefined, {
-    onprogress: ({ progress }) => seen.push(progress),
-  });
+  const result = await client.callTool(
+    { name: 'x', arguments: {} },
+    { onprogress: ({ progress }) => seen.push(progress) },
+  );
   await client.close();
   return { seen, errors, result };
 };

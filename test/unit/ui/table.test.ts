@@ -23,7 +23,13 @@ describe('formatTable', () => {
 describe('mcpStatusTable', () => {
   const now = 1_000_000;
   const servers = [
-    server('up', 'ready', { pid: 42, startedAt: now - 65_000, tools: 3, p50Ms: 12 }),
+    server('up', 'ready', {
+      pid: 42,
+      startedAt: now - 65_000,
+      tools: 3,
+      p50Ms: 12,
+      protocolVersion: '2025-11-25',
+    }),
     server('down', 'stopped', {
       startedAt: now - 65_000,
       restarts: 1,
@@ -39,10 +45,10 @@ describe('mcpStatusTable', () => {
   it('shows uptime only for running servers and only the first line of the last error', () => {
     expect(mcpStatusTable(servers, { now })).toBe(
       [
-        'NAME    STATE    PID  UPTIME  RESTARTS  TOOLS  CALLS  ERRORS  P50   P95  SANDBOX       LAST ERROR',
-        'up      ready    42   1m 05s  0         3      0      0       12ms  -    -',
-        'down    stopped  -    -       1         0      0      0       -     -    bwrap+limits',
-        'broken  failed   -    -       0         0      0      0       -     -    -             spawn failed',
+        'NAME    STATE    PROTOCOL    PID  UPTIME  RESTARTS  TOOLS  CALLS  ERRORS  P50   P95  SANDBOX       LAST ERROR',
+        'up      ready    2025-11-25  42   1m 05s  0         3      0      0       12ms  -    -',
+        'down    stopped  -           -    -       1         0      0      0       -     -    bwrap+limits',
+        'broken  failed   -           -    -       0         0      0      0       -     -    -             spawn failed',
       ].join('\n'),
     );
   });

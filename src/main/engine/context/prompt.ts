@@ -3,8 +3,8 @@ import path from 'node:path';
 import { gitContext } from './git.ts';
 import { gatherInstructions, repositoryInstructionFiles } from './instructions.ts';
 
-/** Characters of one MCP server's `instructions` given to the model. */
-export const MAX_SERVER_INSTRUCTIONS = 2000;
+/** Characters of MCP server instructions given to the model: per server, and in all. */
+export const MAX_INSTRUCTIONS = { perServer: 4_000, total: 12_000 };
 
 /** The repository's instruction files at its root (names only; nothing is read). */
 export const promptFilesPresent = (root: string): string[] =>
@@ -37,7 +37,7 @@ export interface PromptOptions {
   /** Git context at the end (`agent.git`). */
   git: boolean;
   /** `instructions` of connected servers the user trusts (their own, or a trusted repository's). */
-  servers?: readonly { name: string; instructions: string }[];
+  instructions?: readonly { server: string; text: string }[];
   now?: Date;
   signal?: AbortSignal;
 }
@@ -56,15 +56,28 @@ const baseInstructions = (root: string, hasTools: boolean, now: Date): string =>
       : []),
   ].join('\n');
 
-const serverSection = (servers: PromptOptions['servers']): string | undefined => {
-  const parts = (servers ?? [])
-    .filter((s) => s.instructions.trim())
-    .map((s) => {
-      const text = s.instructions.trim();
-      const cut = text.length > MAX_SERVER_INSTRUCTIONS;
-      return `### ${s.name}\n\n${cut ? `${text.slice(0, MAX_SERVER_INSTRUCTIONS)}\n[cut at ${MAX_SERVER_INSTRUCTIONS} characters]` : text}`;
-    });
-  return parts.length ? `## MCP server instructions\n\n${parts.join('\n\n')}` : undefined;
+/**
+ * The `instructions` of MCP servers (from `initialize` or `server/discover`), each under its
+ * server's name, each cut at `MAX_INSTRUCTIONS.perServer` and all at `.total`.
+ */
+const instructionsSection = (
+  list: readonly { server: string; text: string }[],
+): string | undefined => {
+  let left = MAX_INSTRUCTIONS.total;
+  const parts: string[] = [];
+  for (const { server, text } of list) {
+    const limit = Math.min(MAX_INSTRUCTIONS.perServer, left);
+    if (limit <= 0) break;
+    const trimmed = text.trim();
+    if (!trimmed) continue;
+    const cut = trimmed.length > limit;
+    parts.push(`### ${server}\n\n${cut ? `${trimmed.slice(0, limit)}\n\n[cut here]` : trimmed}`);
+    left -= Math.min(trimmed.length, limit);
+  }
+  if (parts.length === 0) return undefined;
+  const intro =
+    'How to use the tools of these MCP servers, in their own words (server__tool names are theirs):';
+  return `## Instructions from MCP servers\n\n${intro}\n\n${parts.join('\n\n')}`;
 };
 
 /**
@@ -80,7 +93,7 @@ export const buildSystemPrompt = async (options: PromptOptions): Promise<SystemP
     trusted: options.trusted,
   });
   const sections = instructions.files.map((f) => `## ${f.title}\n\n${f.text}`);
-  const servers = serverSection(options.servers);
+  const servers = instructionsSection(options.instructions ?? []);
   if (servers) sections.push(servers);
   const git = options.git ? await gitContext(options.root, options.signal) : undefined;
   const base = baseInstructions(options.root, options.hasTools, options.now ?? new Date());

@@ -4,23 +4,104 @@ import { completeSlash } from '../commands.ts';
 import type { Controller } from '../controller.ts';
 import * as ed from '../editor.ts';
 import { completePath } from '../files.ts';
+import {
+  completeMention,
+  completePromptCommand,
+  NO_OFFERS,
+  parsePromptCommand,
+  parseTemplateMention,
+  type McpOffers,
+} from '../mcp-offers.ts';
 
-/** Completions for the token at the cursor: `/command` at the start, `@path` anywhere. */
-export const suggestionsFor = (editor: ed.EditorState, root: string): string[] => {
+/**
+ * Completions for the token at the cursor: `/command` and `/server:prompt` at the start,
+ * `@server:uri` and `@path` anywhere, and `remote` — what a server offers for the prompt
+ * argument being typed — otherwise.
+ */
+export const suggestionsFor = (
+  editor: ed.EditorState,
+  root: string,
+  offers: McpOffers = NO_OFFERS,
+  remote: string[] = [],
+): string[] => {
   if (editor.text.startsWith('/') && !/\s/.test(editor.text)) {
-    const found = completeSlash(editor.text);
+    const found = [...completeSlash(editor.text), ...completePromptCommand(editor.text, offers)];
     return found.length === 1 && found[0] === editor.text ? [] : found;
   }
   const { token } = ed.currentToken(editor);
-  return token.startsWith('@') ? completePath(root, token) : [];
+  const others = remote.filter((value) => value !== token);
+  if (token.startsWith('@'))
+    return [...others, ...completeMention(token, offers), ...completePath(root, token)].slice(0, 8);
+  return others.slice(0, 8);
+};
+
+/**
+ * The `completion/complete` request for what is being typed: a `/server:prompt` argument, or the
+ * first variable of an `@server:` resource template (its values as whole mentions).
+ */
+const completionFor = (editor: ed.EditorState, offers: McpOffers) => {
+  const command = parsePromptCommand(editor.text, offers);
+  if (command?.current)
+    return {
+      params: {
+        server: command.server,
+        ref: { type: 'ref/prompt' as const, name: command.prompt.name },
+        argument: command.current,
+        context: command.args,
+      },
+      shape: (value: string) => value,
+    };
+  const mention = parseTemplateMention(ed.currentToken(editor).token, offers);
+  if (!mention) return undefined;
+  return {
+    params: {
+      server: mention.server,
+      ref: { type: 'ref/resource' as const, uri: mention.template },
+      argument: { name: mention.variable, value: mention.value },
+    },
+    shape: (value: string) => `${mention.prefix}${value}`,
+  };
+};
+
+/** What a server offers for the argument or template variable being typed, asked as one types. */
+const useArgumentCompletion = (actions: Controller, editor: ed.EditorState, offers: McpOffers) => {
+  const { text } = editor;
+  const [remote, setRemote] = useState<{ text: string; values: string[] }>({
+    text: '',
+    values: [],
+  });
+  useEffect(() => {
+    const request = completionFor({ text, cursor: text.length }, offers);
+    if (!request) return;
+    let live = true;
+    const timer = setTimeout(() => {
+      void actions.complete(request.params).then((values) => {
+        if (live) setRemote({ text, values: values.map(request.shape) });
+      });
+    }, 120);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [actions, text, offers]);
+  return remote.text === text ? remote.values : [];
 };
 
 /** Keys of the input box: editing, history, completion, Enter to send. */
-export const useComposerKeys = (actions: Controller, root: string, isActive: boolean) => {
+export const useComposerKeys = (
+  actions: Controller,
+  root: string,
+  isActive: boolean,
+  offers: McpOffers = NO_OFFERS,
+) => {
   const [editor, setEditor] = useState(ed.emptyEditor);
   const [historyIndex, setHistoryIndex] = useState<number | null>(null);
   const draft = useRef('');
-  const suggestions = useMemo(() => suggestionsFor(editor, root), [editor, root]);
+  const remote = useArgumentCompletion(actions, editor, offers);
+  const suggestions = useMemo(
+    () => suggestionsFor(editor, root, offers, remote),
+    [editor, root, offers, remote],
+  );
 
   const send = (text: string) => {
     setEditor(ed.emptyEditor);

@@ -1,3 +1,4 @@
+import { NO_OFFERS } from '../mcp-offers.ts';
 import type { SessionEvent, TurnSummary } from '../../../main/protocol.ts';
 import type { ToolResult } from '../../../workers/protocol/tool-result.ts';
 import { summarizeResult } from '../../render/turn.ts';
@@ -12,6 +13,7 @@ export const initialState = (workspace: string, model: string): UiState => ({
   live: [],
   turn: null,
   servers: [],
+  offers: NO_OFFERS,
   totals: { inputTokens: 0, outputTokens: 0, costUsd: 0, turns: 0 },
   dialogs: [],
   exitArmed: false,
@@ -213,6 +215,8 @@ export const reducer = (state: UiState, action: Action): UiState => {
     }
     case 'servers':
       return { ...state, servers: action.servers };
+    case 'mcp-offers':
+      return { ...state, offers: action.offers };
     case 'server-status': {
       const known = state.servers.some((s) => s.name === action.status.name);
       const servers = known

@@ -9,6 +9,7 @@ import type {
 } from '../../../main/protocol.ts';
 import type { McpElicitation, McpElicitationAnswer } from '../../../workers/protocol/mcp.ts';
 import type { ContextUse } from '../../../main/engine/context/tokens.ts';
+import type { McpOffers } from '../mcp-offers.ts';
 
 export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 
@@ -87,6 +88,8 @@ export interface UiState {
   live: Entry[];
   turn: RunningTurn | null;
   servers: McpServerStatus[];
+  /** Prompts and resources of the ready servers: `/server:prompt` and `@server:uri`. */
+  offers: McpOffers;
   totals: Totals;
   dialogs: Dialog[];
   /** Ctrl-C was pressed once while idle: a second press exits. */
@@ -115,6 +118,7 @@ export type Action =
   | { type: 'submit'; text: string; attachments: string[]; now: number }
   | { type: 'turn-finished'; summary: TurnSummary | null; error?: string }
   | { type: 'servers'; servers: McpServerStatus[] }
+  | { type: 'mcp-offers'; offers: McpOffers }
   | { type: 'server-status'; status: McpServerStatus }
   | { type: 'notice'; level: NoticeLevel; text: string }
   | { type: 'output'; title: string; text: string }

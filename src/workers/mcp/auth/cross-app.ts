@@ -1,4 +1,4 @@
-import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthDiscoveryState } from '@modelcontextprotocol/client';
 import type { McpOAuthSpec } from '../../protocol/mcp.ts';
 import { AuthError } from './errors.ts';
 

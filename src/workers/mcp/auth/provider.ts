@@ -2,19 +2,23 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   auth,
+  createPrivateKeyJwtAuth,
+  IssuerMismatchError,
   type AddClientAuthentication,
+  type DpopSession,
+  type AuthOptions,
+  type AuthResult,
+  type OAuthClientInformationContext,
+  type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
 import type { McpOAuthSpec } from '../../protocol/mcp.ts';
-import { crossAppGrant } from './cross-app.ts';
-import { AuthError } from './errors.ts';
+import { machineGrant } from './grants.ts';
+import { advertisesDpop, newDpopSession, storedDpopSession } from './dpop.ts';
+import { AuthError, explainAuthFailure } from './errors.ts';
 import { LoopbackReceiver } from './receiver.ts';
 import type { AuthStore } from './store.ts';
 
@@ -66,13 +70,16 @@ export class ServerAuth implements OAuthClientProvider {
   private readonly grant: NonNullable<McpOAuthSpec['grant']>;
   private verifier: string | undefined;
   private discovery: OAuthDiscoveryState | undefined;
-  private code: Promise<string> | undefined;
+  private code: Promise<{ code: string; iss?: string }> | undefined;
   private signal: AbortSignal | undefined;
   private pending: Promise<void> | undefined;
   private failures = 0;
   private published = false;
   /** During a step-up: the refresh token is not offered, so `auth()` asks for the new scope. */
   private hideRefresh = false;
+  /** The authorization server names its issuer with another path on the server's origin. */
+  private sameOriginIssuer = false;
+  private dpopSession: Promise<DpopSession> | undefined;
 
   constructor(
     readonly server: string,
@@ -128,43 +135,60 @@ export class ServerAuth implements OAuthClientProvider {
     return randomBytes(24).toString('base64url');
   }
 
-  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+  /** The configured client, stamped with the issuer asking (it is valid at any issuer). */
+  private configuredClient(
+    ctx: OAuthClientInformationContext | undefined,
+  ): StoredOAuthClientInformation | undefined {
     const { clientId, clientSecret } = this.spec;
-    if (this.grant !== 'authorization_code' && !clientId)
+    if (!clientId) return undefined;
+    return {
+      client_id: clientId,
+      ...(clientSecret ? { client_secret: clientSecret } : {}),
+      ...(ctx ? { issuer: ctx.issuer } : {}),
+    };
+  }
+
+  async clientInformation(
+    ctx?: OAuthClientInformationContext,
+  ): Promise<StoredOAuthClientInformation | undefined> {
+    if (this.grant !== 'authorization_code' && !this.spec.clientId)
       throw new AuthError(
         'refused',
         `server "${this.server}": oauth.grant ${this.grant} needs oauth.clientId`,
       );
-    const stored = this.store.get().client;
     if (!this.hooks.interactive()) {
-      if (clientId)
-        return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) };
-      if (!stored) throw this.needsAuth();
-      return stored;
+      const known = this.configuredClient(ctx) ?? this.store.get(ctx?.issuer).client;
+      if (!known) throw this.needsAuth();
+      return known;
     }
     if (this.grant === 'authorization_code') await this.listen();
-    if (clientId)
-      return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) };
-    return this.store.get().client;
+    return this.configuredClient(ctx) ?? this.store.get(ctx?.issuer).client;
   }
 
-  saveClientInformation(client: OAuthClientInformationMixed): void {
+  saveClientInformation(
+    client: StoredOAuthClientInformation,
+    ctx?: OAuthClientInformationContext,
+  ): void {
     // Configured credentials stay in the config; only registrations are stored.
-    if (!this.spec.clientId) this.store.update({ client });
+    if (!this.spec.clientId) this.store.update({ client }, ctx?.issuer ?? client.issuer);
   }
 
-  tokens(): OAuthTokens | undefined {
-    const tokens = this.store.get().tokens;
+  /** The tokens of `ctx.issuer` (SEP-2352); without a context, those saved last. */
+  tokens(ctx?: OAuthClientInformationContext): StoredOAuthTokens | undefined {
+    const tokens = this.store.get(ctx?.issuer).tokens;
     if (!tokens || !this.hideRefresh) return tokens;
     const { refresh_token: _hidden, ...rest } = tokens;
     return rest;
   }
 
-  saveTokens(tokens: OAuthTokens): void {
-    this.store.update({
-      tokens,
-      expiresAt: tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined,
-    });
+  saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): void {
+    this.store.update(
+      {
+        tokens,
+        expiresAt: tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined,
+      },
+      ctx?.issuer ?? tokens.issuer,
+    );
     this.generation++;
   }
 
@@ -201,23 +225,37 @@ export class ServerAuth implements OAuthClientProvider {
     this.discovery = state;
   }
 
+  /**
+   * A DPoP session (RFC 9449, SEP-1932) where the authorization server takes ES256 proofs — or
+   * always with `oauth.dpop: true`, never with `false`: its tokens are then bound to a key kept
+   * with them (a restart can use them). The SDK signs the token requests; `withDpopFromProvider`
+   * under our fetch presents DPoP-bound tokens.
+   */
+  async dpop(): Promise<DpopSession | undefined> {
+    if (this.spec.dpop === false) return undefined;
+    const stored = this.store.get().dpop;
+    if (stored) return (this.dpopSession ??= storedDpopSession(stored));
+    if (this.spec.dpop !== true && !advertisesDpop(this.discovery)) return undefined;
+    this.dpopSession ??= newDpopSession().then(({ session, stored: key }) => {
+      this.store.update({ dpop: key });
+      return session;
+    });
+    return this.dpopSession;
+  }
+
+  /** Lets the callback leg check it exchanges the code where the redirect went. */
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.discovery;
+  }
+
+  /** The token request of a machine grant (none for the authorization-code flow). */
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
-    switch (this.grant) {
-      case 'authorization_code':
-        return undefined;
-      case 'client_credentials': {
-        const params = new URLSearchParams({ grant_type: 'client_credentials' });
-        if (scope) params.set('scope', scope);
-        return params;
-      }
-      case 'cross_app':
-        if (!this.spec.idp)
-          throw new AuthError(
-            'refused',
-            `server "${this.server}": oauth.grant cross_app needs oauth.idp`,
-          );
-        return crossAppGrant(this.server, this.spec.idp, this.discovery, this.serverUrl, scope);
-    }
+    return machineGrant(this.spec, this.grant, {
+      server: this.server,
+      serverUrl: this.serverUrl,
+      discovery: this.discovery,
+      scope,
+    });
   }
 
   /**
@@ -245,6 +283,9 @@ export class ServerAuth implements OAuthClientProvider {
 
   private async run(challenge: Challenge, signal: AbortSignal | undefined): Promise<void> {
     this.store.reload(); // another daemon may have refreshed the tokens meanwhile
+    // Discovered anew for each authorization: the server may name another authorization server
+    // now (SEP-2352); the callback leg of this one checks against what this one found.
+    this.discovery = undefined;
     if (challenge.stepUp && !this.hooks.interactive())
       // Only this request needs more; the server stays usable for the rest.
       throw new AuthError(
@@ -261,15 +302,20 @@ export class ServerAuth implements OAuthClientProvider {
         : {}),
     };
     try {
-      let result = await auth(this, options);
+      let result = await this.authTolerant(options);
       if (result === 'REDIRECT') {
         if (!this.code) throw new Error('the authorization flow did not start');
-        const authorizationCode = await this.code;
-        result = await auth(this, { ...options, authorizationCode });
+        const { code, iss } = await this.code;
+        // `iss` from the redirect is checked against the issuer (RFC 9207) before the exchange.
+        result = await this.authTolerant({
+          ...options,
+          authorizationCode: code,
+          ...(iss ? { iss } : {}),
+        });
       }
       if (result !== 'AUTHORIZED') throw this.needsAuth();
     } catch (error) {
-      const explained = this.explain(error);
+      const explained = explainAuthFailure(this.server, error);
       if (explained instanceof AuthError && explained.kind === 'needs-auth')
         this.hooks.onNeedsAuth(explained);
       throw explained;
@@ -284,17 +330,24 @@ export class ServerAuth implements OAuthClientProvider {
     }
   }
 
-  private explain(error: unknown): Error {
-    if (error instanceof AuthError) return error;
-    const message = error instanceof Error ? error.message : String(error);
-    const mismatch = /^Protected resource (\S+) does not match expected (\S+)/.exec(message);
-    if (mismatch)
-      return new AuthError(
-        'refused',
-        `server "${this.server}": its OAuth metadata names the resource ${mismatch[1]}, which is not this server (${mismatch[2]}); refusing to authorize`,
-        { cause: error },
-      );
-    return new Error(`server "${this.server}": authorization failed: ${message}`, { cause: error });
+  /**
+   * The SDK's `auth()`, tolerating one misconfiguration: metadata whose `issuer` differs from the
+   * URL it was fetched for only in its path, on the MCP server's own origin (2025-03-26 servers
+   * that are their own authorization server often say `<origin>/oauth`). Another origin is another
+   * operator: that mismatch is refused (RFC 8414 §3.3, the mix-up defence).
+   */
+  private async authTolerant(options: AuthOptions): Promise<AuthResult> {
+    if (this.sameOriginIssuer)
+      return auth(this, { ...options, skipIssuerMetadataValidation: true });
+    try {
+      return await auth(this, options);
+    } catch (error) {
+      if (!IssuerMismatchError.isInstance(error) || error.kind !== 'metadata') throw error;
+      const origin = (url: string | undefined) => (url ? URL.parse(url)?.origin : undefined);
+      if (origin(error.received) !== new URL(this.serverUrl).origin) throw error;
+      this.sameOriginIssuer = true;
+      return auth(this, { ...options, skipIssuerMetadataValidation: true });
+    }
   }
 
   private needsAuth(): AuthError {

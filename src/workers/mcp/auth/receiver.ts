@@ -9,8 +9,14 @@ const page = (title: string, text: string) =>
 const escape = (text: string) =>
   text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
+/** What the browser brought back: the code, and the issuer that sent it (RFC 9207), if named. */
+export interface Callback {
+  code: string;
+  iss?: string;
+}
+
 interface Waiter {
-  resolve: (code: string) => void;
+  resolve: (callback: Callback) => void;
   reject: (error: Error) => void;
 }
 
@@ -48,8 +54,8 @@ export class LoopbackReceiver {
   }
 
   /** Resolves with the code the browser brings back for `state`; rejects on `signal` or a denial. */
-  waitForCode(state: string, signal: AbortSignal | undefined): Promise<string> {
-    return new Promise<string>((resolve, reject) => {
+  waitForCode(state: string, signal: AbortSignal | undefined): Promise<Callback> {
+    return new Promise<Callback>((resolve, reject) => {
       const onAbort = () => {
         this.waiters.delete(state);
         reject(
@@ -69,7 +75,7 @@ export class LoopbackReceiver {
         this.waiters.delete(state);
       };
       this.waiters.set(state, {
-        resolve: (code) => (done(), resolve(code)),
+        resolve: (callback) => (done(), resolve(callback)),
         reject: (error) => (done(), reject(error)),
       });
     });
@@ -112,7 +118,8 @@ export class LoopbackReceiver {
       );
       return reply(400, 'Authorization failed', escape(reason));
     }
-    waiter.resolve(code);
+    const iss = url.searchParams.get('iss');
+    waiter.resolve({ code, ...(iss !== null ? { iss } : {}) });
     reply(
       200,
       'niffler is authorized',

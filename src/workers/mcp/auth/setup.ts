@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { withDpopFromProvider, type FetchLike } from '@modelcontextprotocol/client';
 import type { McpServerSpec, McpTransportKind } from '../../protocol/mcp.ts';
 import { authorizedFetch } from './fetch.ts';
 import { ServerAuth, type AuthHooks } from './provider.ts';
@@ -25,11 +25,19 @@ export const serverAuthFor = (
   const auth = new ServerAuth(
     spec.name,
     spec.url,
-    oauth.privateKeyFile
-      ? { ...oauth, privateKeyFile: path.resolve(where.root, oauth.privateKeyFile) }
-      : oauth,
+    {
+      ...oauth,
+      // Files are named relative to the workspace root.
+      ...(oauth.privateKeyFile
+        ? { privateKeyFile: path.resolve(where.root, oauth.privateKeyFile) }
+        : {}),
+      ...(oauth.assertionFile
+        ? { assertionFile: path.resolve(where.root, oauth.assertionFile) }
+        : {}),
+    },
     new AuthStore(spec.url, where.authDir),
     hooks,
   );
-  return { auth, fetch: authorizedFetch(auth) };
+  // DPoP innermost: it turns the Authorization our fetch sets into a DPoP one, with a proof.
+  return { auth, fetch: authorizedFetch(auth, withDpopFromProvider(auth)(fetch)) };
 };

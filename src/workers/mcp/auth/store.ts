@@ -1,24 +1,51 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
 import { authFileName } from '../../shared/auth-file.ts';
-import type {
-  OAuthClientInformationMixed,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { StoredDpopKey } from './dpop.ts';
 
-/** What is kept per server URL: the client registration and the tokens it was issued. */
-export interface StoredAuth {
-  url: string;
-  client?: OAuthClientInformationMixed;
-  tokens?: OAuthTokens;
+/** The client registration and the tokens one authorization server issued. */
+export interface Credentials {
+  client?: StoredOAuthClientInformation;
+  tokens?: StoredOAuthTokens;
   /** Epoch ms when the access token expires (from `expires_in`). */
   expiresAt?: number;
+  /** The DPoP key the tokens are bound to (RFC 9449), when the authorization server uses DPoP. */
+  dpop?: StoredDpopKey;
 }
 
 /**
+ * What is kept per server URL: credentials per authorization server (`issuers`, SEP-2352), and
+ * which issuer saved last. A file of wave 1 holds one unstamped set at the top level instead; it
+ * serves until an issuer saves, which then adopts it (no new login where the issuer is the same).
+ */
+export interface StoredAuth extends Credentials {
+  url: string;
+  issuers?: Record<string, Credentials>;
+  latest?: string;
+}
+
+const unstamped = (data: StoredAuth): Credentials => {
+  const { client, tokens, expiresAt, dpop } = data;
+  return {
+    ...(client ? { client } : {}),
+    ...(tokens ? { tokens } : {}),
+    ...(expiresAt ? { expiresAt } : {}),
+    ...(dpop ? { dpop } : {}),
+  };
+};
+
+const compact = <T extends object>(value: T): T => {
+  for (const key of Object.keys(value) as (keyof T)[])
+    if (value[key] === undefined) delete value[key];
+  return value;
+};
+
+/**
  * Tokens and registrations of one server URL: `<authDir>/<sha256(url)>.json`, mode 0600 in a 0700
- * directory, written whole through a rename. Without a directory (tests, conformance) it lives in
- * memory only. Reads are cached; `reload()` picks up what another process wrote.
+ * directory, written whole through a rename; keyed by the issuer of the authorization server that
+ * issued them, so credentials of one are never sent to another. Without a directory (tests,
+ * conformance) it lives in memory only. Reads are cached; `reload()` picks up another process's.
  */
 export class AuthStore {
   private data: StoredAuth;
@@ -32,32 +59,48 @@ export class AuthStore {
     this.data = this.load();
   }
 
-  get(): StoredAuth {
-    return this.data;
+  /**
+   * The credentials of `issuer`; without one, those saved last. A wave-1 set (no issuer) serves
+   * any issuer that has none of its own.
+   */
+  get(issuer?: string): Credentials & { url: string } {
+    const key = issuer ?? this.data.latest;
+    const own = key !== undefined ? this.data.issuers?.[key] : undefined;
+    return { url: this.url, ...(own ?? unstamped(this.data)) };
   }
 
-  reload(): StoredAuth {
+  reload(): Credentials & { url: string } {
     this.data = this.load();
-    return this.data;
+    return this.get();
   }
 
-  update(patch: Partial<Omit<StoredAuth, 'url'>>): void {
-    const next: StoredAuth = { ...this.data, ...patch, url: this.url };
-    for (const key of Object.keys(next) as (keyof StoredAuth)[])
-      if (next[key] === undefined) delete next[key];
+  /** Changes the credentials of `issuer` (without one: of the issuer that saved last). */
+  update(patch: Partial<Credentials>, issuer?: string): void {
+    const key = issuer ?? this.data.latest;
+    if (key === undefined) {
+      this.write(compact({ ...this.data, ...patch, url: this.url }));
+      return;
+    }
+    const current = this.data.issuers?.[key] ?? unstamped(this.data);
+    const issuers = { ...this.data.issuers, [key]: compact({ ...current, ...patch }) };
+    // The wave-1 set now belongs to this issuer.
+    this.write({ url: this.url, issuers, latest: key });
+  }
+
+  /** Forgets the tokens (of `issuer`, else of the latest), or everything (the file goes). */
+  clear(what: 'tokens' | 'all', issuer?: string): void {
+    if (what === 'tokens') return this.update({ tokens: undefined, expiresAt: undefined }, issuer);
+    this.data = { url: this.url };
+    if (this.file) rmSync(this.file, { force: true });
+  }
+
+  private write(next: StoredAuth): void {
     this.data = next;
     if (!this.file) return;
     mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const temp = `${this.file}.${process.pid}.tmp`;
     writeFileSync(temp, JSON.stringify(next, null, 2), { mode: 0o600 });
     renameSync(temp, this.file);
-  }
-
-  /** Forgets the tokens, or everything (the file goes). */
-  clear(what: 'tokens' | 'all'): void {
-    if (what === 'tokens') return this.update({ tokens: undefined, expiresAt: undefined });
-    this.data = { url: this.url };
-    if (this.file) rmSync(this.file, { force: true });
   }
 
   private load(): StoredAuth {

@@ -1,0 +1,236 @@
+import path from 'node:path';
+import type { Client, Tool } from '@modelcontextprotocol/client';
+import type {
+  McpLogLevel,
+  McpServerSpec,
+  McpServerState,
+  McpServerStatus,
+  McpTransportKind,
+} from '../protocol/mcp.ts';
+import type { ToolResult } from '../protocol/tool-result.ts';
+import { redactKnown, redactString } from '../shared/redact.ts';
+import { Restarts, type Health } from './backoff.ts';
+import { callTool, type CallOptions } from './call.ts';
+import { CatalogKeeper, type Catalog, type CatalogPart } from './catalog.ts';
+import type { ClientSide } from './client-handlers.ts';
+import { Limiter } from './limiter.ts';
+import type { StartAttempt } from './attempt.ts';
+import { describeLoss } from './describe.ts';
+import { abortable, type ServerLink } from './link.ts';
+import { logFileName, RotatingLog, ServerOutput, specSecrets } from './logs.ts';
+import { ServerStats } from './metrics.ts';
+import { isToolIncluded } from './naming.ts';
+import type { VerdictStore } from './negotiation.ts';
+import { Problems } from './problems.ts';
+import { ResultCache } from './result-cache.ts';
+import { transition, type ConnectionEvent } from './states.ts';
+import { ProtocolTrace } from './trace.ts';
+
+/** What a connection needs from the manager around it. */
+export interface ConnectionContext {
+  root: string;
+  logsDir: string;
+  outputsDir: string;
+  /** Where server process groups are recorded while they run; not recorded when absent. */
+  serversDir?: string | undefined;
+  /** OAuth tokens and registrations; in memory only when absent. */
+  authDir: string | undefined;
+  maxOutputChars: number;
+  maxLogBytes: number;
+  logLevel: () => McpLogLevel;
+  health: Health;
+  verdicts: VerdictStore;
+  /** May an `auto` server of unknown era be probed (see `McpWorkerData.probe`). */
+  probe: boolean;
+  side: (server: string) => Omit<ClientSide, 'listChanged' | 'serverLog'>;
+  /** The status, or one part of the catalog, changed. */
+  changed: (connection: ServerBase, what: 'status' | CatalogPart) => void;
+  log: (
+    level: 'debug' | 'info' | 'warn' | 'error',
+    msg: string,
+    data?: Record<string, unknown>,
+  ) => void;
+}
+
+/** The lifecycle event that keeps a gated server where the config puts it, if it is gated. */
+export const gateEventOf = (spec: McpServerSpec): ConnectionEvent | undefined =>
+  spec.gate === 'disabled' ? 'disable' : spec.gate === 'untrusted' ? 'distrust' : undefined;
+
+/**
+ * What one MCP server holds whatever its state: its spec, log, protocol trace, problems, result
+ * cache, metrics, call queue and catalog, the link while connected, and the views of them
+ * (`status()`, its tools, calls). `ServerConnection` adds the lifecycle that moves it.
+ */
+export class ServerBase {
+  state: McpServerState;
+  link: ServerLink | undefined;
+  readonly limiter: Limiter;
+  readonly stats = new ServerStats();
+  readonly log: RotatingLog;
+  readonly trace: ProtocolTrace;
+  readonly problems = new Problems();
+  readonly results = new ResultCache();
+  readonly keeper: CatalogKeeper;
+  /** Why the last connection ended, worded to follow `server "x" `. */
+  dropReason = 'closed the connection';
+  protected readonly output: ServerOutput;
+  protected readonly restarts: Restarts;
+  protected kind: McpTransportKind;
+  protected generation = 0;
+  protected startedAt: number | null = null;
+  protected lastError: { message: string; at: number } | null = null;
+  protected stopHealth: (() => void) | undefined;
+  protected attempt: Promise<void> | undefined;
+  /** Started by hand: an authorization may send the user to a browser. */
+  protected interactive = false;
+  /** A browser authorization waits here (state `needs-auth` meanwhile). */
+  protected authUrl: string | null = null;
+  /** The attempt in progress: its deadline, and whether the browser was asked. */
+  protected starting: StartAttempt | undefined;
+
+  constructor(
+    public spec: McpServerSpec,
+    protected readonly ctx: ConnectionContext,
+  ) {
+    this.state = transition('stopped', gateEventOf(spec) ?? 'stop')!;
+    this.kind = spec.transport;
+    this.limiter = new Limiter(spec.maxConcurrency);
+    this.restarts = new Restarts(ctx.health);
+    // A server's stderr can quote its own credentials: neither its log, which `niffler mcp logs`
+    // prints, nor its last error, nor its trace holds them.
+    const file = path.join(ctx.logsDir, logFileName(spec.name));
+    this.log = new RotatingLog(file, ctx.maxLogBytes, this.redact);
+    this.output = new ServerOutput(this.log);
+    this.trace = new ProtocolTrace(this.redact, this.traceLog());
+    this.keeper = new CatalogKeeper(
+      {
+        changed: (part) => {
+          if (part === 'tools') this.results.clear();
+          this.ctx.changed(this, part);
+          this.ctx.changed(this, 'status');
+        },
+        note: (problem) => this.note(problem),
+        log: (text) => this.log.write('niffler', text),
+      },
+      this.trace,
+    );
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  get client(): Client | undefined {
+    return this.link?.client;
+  }
+
+  get catalog(): Catalog {
+    return this.keeper.catalog;
+  }
+
+  /** `text` without this server's secret values, then without token-shaped strings. */
+  readonly redact = (text: string): string =>
+    redactString(redactKnown(text, specSecrets(this.spec)));
+
+  /** Tools after `includeTools` / `excludeTools`. */
+  get tools(): Tool[] {
+    const { includeTools, excludeTools } = this.spec;
+    return this.catalog.tools.filter((t) => isToolIncluded(t.name, includeTools, excludeTools));
+  }
+
+  /** A tool of the catalog by its own name. */
+  tool(name: string): Tool | undefined {
+    return this.keeper.tool(name);
+  }
+
+  get processId(): number | null {
+    return this.link?.pid ?? null;
+  }
+
+  get lastErrorMessage(): string | undefined {
+    return this.lastError?.message;
+  }
+
+  status(): McpServerStatus {
+    const client = this.link?.client;
+    const info = client?.getServerVersion();
+    return {
+      name: this.spec.name,
+      displayName: this.spec.displayName,
+      transport: this.kind,
+      state: this.state,
+      pid: this.processId,
+      startedAt: this.startedAt,
+      restarts: this.restarts.count,
+      lastError: this.lastError,
+      nextRestartAt: this.restarts.nextAt,
+      inFlight: this.limiter.inFlight,
+      queued: this.limiter.queued,
+      tools: this.tools.length,
+      prompts: this.catalog.prompts.length,
+      resources: this.catalog.resources.length,
+      serverInfo: info ? { name: info.name, version: info.version } : null,
+      instructions: client?.getInstructions() ?? null,
+      protocolVersion: (this.state === 'ready' && client?.getNegotiatedProtocolVersion()) || null,
+      problems: this.problems.list(),
+      cache: this.results.stats(),
+      ...this.stats.total.snapshot(),
+      toolMetrics: this.stats.tools(),
+      logFile: this.log.file,
+      ...(this.authUrl ? { authUrl: this.authUrl } : {}),
+    };
+  }
+
+  /** The spec changed where no restart is needed (`trace`, `cache`): applies it. */
+  updated(): void {
+    this.trace.setLog(this.traceLog());
+    this.results.clear();
+  }
+
+  /** Runs one tool call: waits for a start in progress, queues for a slot, maps every failure. */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    options: CallOptions,
+  ): Promise<ToolResult> {
+    if (this.state === 'starting' && this.attempt)
+      await abortable(this.attempt, options.signal).catch(() => undefined);
+    return callTool(this, tool, args, options, this.ctx);
+  }
+
+  /** Lists the tools again now (after `HeaderMismatch`: the server's schemas moved on). */
+  relistTools(signal: AbortSignal): Promise<void> {
+    return this.keeper.refresh('tools', signal);
+  }
+
+  /** Tells the server its roots changed (2025-era `notifications/roots/list_changed`). */
+  async rootsChanged(): Promise<boolean> {
+    const link = this.link;
+    if (this.state !== 'ready' || !link || link.isModern) return false;
+    await link.client.sendRootsListChanged();
+    return true;
+  }
+
+  async setLogLevel(level: McpLogLevel): Promise<void> {
+    const link = this.link;
+    if (this.state !== 'ready' || !link || link.isModern) return;
+    if (link.client.getServerCapabilities()?.logging) await link.client.setLoggingLevel(level);
+  }
+
+  /** Records a protocol problem of this server (shown by `mcp status`, written to its log). */
+  note(problem: string): void {
+    if (!this.problems.add(problem)) return;
+    this.log.write('niffler', problem);
+    this.ctx.log('warn', 'server problem', { server: this.name, problem });
+    this.ctx.changed(this, 'status');
+  }
+
+  /** Words a lost connection for a call that was in flight. */
+  describeLoss(method: string): string {
+    return describeLoss(this, method, this.ctx.health);
+  }
+
+  protected traceLog(): ((line: string) => void) | undefined {
+    return this.spec.trace ? (line) => this.log.write('trace', line) : undefined;
+  }
+}
