@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  deserializeMessage,
+  serializeMessage,
+  type JSONRPCMessage,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { makeDirSync } from '../shared/fs-errors.ts';
 import { outputName } from '../shared/output.ts';
 import {
@@ -200,7 +203,9 @@ export class ProcessTransport implements Transport {
     let message: JSONRPCMessage | undefined;
     let failure = large.error;
     try {
-      if (failure === undefined) message = JSONRPCMessageSchema.parse(large.parser.end());
+      if (failure === undefined)
+        // What is left once the long texts went to their file is small: checked as any line is.
+        message = deserializeMessage(JSON.stringify(large.parser.end()));
     } catch (error) {
       failure = error;
     }
