@@ -20,12 +20,31 @@ export const workerFile = (name: WorkerName): URL =>
     ? new URL(`../../workers/${name}/worker.ts`, import.meta.url)
     : distFile(`workers/${name}.js`);
 
-/** `execArgv` that lets a worker load TypeScript in dev and tests; nothing in a build. */
-export const workerExecArgv = (): string[] => (isSource ? ['--import', 'tsx'] : []);
+/**
+ * `execArgv` that lets a worker load TypeScript in dev and tests; nothing in a build. tsx is named
+ * by its resolved path: as a bare `tsx` it would be looked up from the current directory, and a
+ * run from source started elsewhere would fail to start its workers.
+ */
+export const workerExecArgv = (): string[] =>
+  isSource ? ['--import', import.meta.resolve('tsx')] : [];
+
+const causes = new WeakMap<Worker, Error>();
+
+/**
+ * Why a worker ended, in words to follow its exit code: the error it threw (uncaught, or while
+ * loading its code), or nothing when it exited on purpose.
+ */
+export const exitCause = (worker: Worker): string => {
+  const error = causes.get(worker);
+  return error ? `: ${error.message.split('\n')[0]}` : '';
+};
 
 /** Starts a worker thread from the one place that knows where worker files live. */
-export const startWorker = (name: WorkerName, options: WorkerOptions = {}): Worker =>
-  new Worker(workerFile(name), {
+export const startWorker = (name: WorkerName, options: WorkerOptions = {}): Worker => {
+  const worker = new Worker(workerFile(name), {
     ...options,
     execArgv: [...workerExecArgv(), ...(options.execArgv ?? [])],
   });
+  worker.on('error', (error) => causes.set(worker, error));
+  return worker;
+};

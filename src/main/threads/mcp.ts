@@ -26,7 +26,7 @@ import type {
 } from '../../workers/protocol/mcp.ts';
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
 import { killGroup } from '../../workers/shared/process-group.ts';
-import { startWorker } from './entry.ts';
+import { exitCause, startWorker } from './entry.ts';
 import { RpcChannel, type RpcProgress } from './rpc.ts';
 
 const toOAuthSpec = (oauth: NonNullable<ResolvedServer['definition']['oauth']>): McpOAuthSpec => ({
@@ -440,9 +440,11 @@ export class McpHost {
         }),
       );
       worker.once('exit', (code) => {
-        const error = new NifflerError('worker-exited', `the MCP worker exited with code ${code}`, {
-          code,
-        });
+        const error = new NifflerError(
+          'worker-exited',
+          `the MCP worker exited with code ${code}${exitCause(worker)}`,
+          { code },
+        );
         this.rpc.rejectAll(error);
         if (!ready) return reject(error);
         if (this.closing) return;
