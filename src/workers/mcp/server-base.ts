@@ -17,7 +17,7 @@ import { Limiter } from './limiter.ts';
 import type { StartAttempt } from './attempt.ts';
 import { describeLoss } from './describe.ts';
 import { abortable, type ServerLink } from './link.ts';
-import { logFileName, RotatingLog, ServerOutput, specSecrets } from './logs.ts';
+import { logFileName, ServerLog, ServerOutput, specSecrets } from './logs.ts';
 import { ServerStats } from './metrics.ts';
 import { isToolIncluded } from './naming.ts';
 import type { VerdictStore } from './negotiation.ts';
@@ -66,7 +66,7 @@ export class ServerBase {
   link: ServerLink | undefined;
   readonly limiter: Limiter;
   readonly stats = new ServerStats();
-  readonly log: RotatingLog;
+  readonly log: ServerLog;
   readonly trace: ProtocolTrace;
   readonly problems = new Problems();
   readonly results = new ResultCache();
@@ -99,7 +99,7 @@ export class ServerBase {
     // A server's stderr can quote its own credentials: neither its log, which `niffler mcp logs`
     // prints, nor its last error, nor its trace holds them.
     const file = path.join(ctx.logsDir, logFileName(spec.name));
-    this.log = new RotatingLog(file, ctx.maxLogBytes, this.redact);
+    this.log = new ServerLog(file, ctx.maxLogBytes, this.redact);
     this.output = new ServerOutput(this.log);
     this.trace = new ProtocolTrace(this.redact, this.traceLog());
     this.keeper = new CatalogKeeper(
