@@ -91,7 +91,9 @@ const waitForHolder = async (
       (holder !== null && !isAlive(holder)) || (await tryConnect(paths, timeoutMs, true)) !== null,
     timeoutMs,
   );
-  if (!settled) throw notResponding(paths.pidFile, paths.socket, timeoutMs);
+  // A holder that could not be named may have been on its way out: the caller tries again.
+  if (!settled && holder !== null && isAlive(holder))
+    throw notResponding(paths.pidFile, paths.socket, timeoutMs);
 };
 
 /**
