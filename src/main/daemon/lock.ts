@@ -6,7 +6,10 @@ import { readPidFile, writePidFile } from './pid-file.ts';
 
 /** A daemon's claim on its workspace, held from start to exit. */
 export interface DaemonLock {
-  /** Gives the claim up (at exit; a killed process gives it up by dying). */
+  /**
+   * Gives the claim up: once a stopping daemon has closed its socket (a successor may start while
+   * it ends its servers), and at exit; a killed process gives it up by dying. Safe to call twice.
+   */
   release(): Promise<void>;
 }
 
@@ -36,7 +39,7 @@ export const acquireLock = async (socket: string, pidFile: string): Promise<Lock
     connection.on('error', () => {});
     connection.end(`${process.pid}\n`);
   });
-  for (const deadline = Date.now() + DYING_HOLDER_MS; ; ) {
+  for (const deadline = Date.now() + DYING_HOLDER_MS; ;) {
     const taken = await new Promise<boolean>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) =>
         error.code === 'EADDRINUSE' ? resolve(false) : reject(error),
@@ -52,13 +55,15 @@ export const acquireLock = async (socket: string, pidFile: string): Promise<Lock
   // The lock never keeps the daemon alive by itself.
   server.unref();
   writePidFile(pidFile);
+  let released: Promise<void> | undefined;
   return {
     ok: true,
     lock: {
-      release: async () => {
-        if (readPidFile(pidFile) === process.pid) rmSync(pidFile, { force: true });
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-      },
+      release: () =>
+        (released ??= new Promise<void>((resolve) => {
+          if (readPidFile(pidFile) === process.pid) rmSync(pidFile, { force: true });
+          server.close(() => resolve());
+        })),
     },
   };
 };

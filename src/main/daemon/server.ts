@@ -58,7 +58,10 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
   }
   try {
     const keeper = secretsKeeper(env);
-    await serve(options, env, paths, log, (config) => (secrets = keeper(config)));
+    await serve(options, env, paths, log, {
+      onConfig: (config) => (secrets = keeper(config)),
+      release: () => void claim.lock.release(),
+    });
   } finally {
     await claim.lock.release();
   }
@@ -101,17 +104,21 @@ const serve = async (
   env: Env,
   paths: NifflerPaths,
   log: Logger,
-  onConfig: (config: Config) => void,
+  hooks: {
+    onConfig: (config: Config) => void;
+    /** Gives the workspace's lock up: called once the stopping daemon has closed its socket. */
+    release: () => void;
+  },
 ): Promise<void> => {
   log.info('daemon starting', { root: options.root, socket: paths.socket });
   await reapPredecessor(paths, log);
   let stopping: Promise<void> | undefined;
-  let idleTimer: NodeJS.Timeout | undefined;
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const sockets = new Set<net.Socket>();
   // Undone first thing on stop: the idle timer, the pruning, the socket (as far as they exist).
-  const cleanups: (() => void)[] = [() => clearTimeout(idleTimer)];
+  const idle = idleStop((reason) => void stop(reason));
+  const cleanups: (() => void)[] = [idle.clear];
 
   const stop = (reason: string): Promise<void> => {
     stopping ??= (async () => {
@@ -128,13 +135,6 @@ const serve = async (
     return stopping;
   };
 
-  const armIdleTimer = () => {
-    clearTimeout(idleTimer);
-    const minutes = engine.loaded?.config.daemon.idleMinutes ?? 30;
-    if (minutes <= 0 || engine.clients > 0 || engine.runningTurns > 0) return;
-    idleTimer = setTimeout(() => void stop(`idle for ${minutes} min`), minutes * 60_000);
-  };
-
   const engine = await Engine.create({
     root: options.root,
     env,
@@ -142,24 +142,52 @@ const serve = async (
     socket: paths.socket,
     // A short grace lets the reply that asked for the stop reach its client first.
     onStopRequested: (reason) => void setTimeout(() => void stop(reason), 50),
-    onActivity: () => armIdleTimer(),
-    onConfig: (loaded) => onConfig(loaded.config),
+    onActivity: () => idle.arm(engine),
+    onConfig: (loaded) => hooks.onConfig(loaded.config),
   });
   cleanups.push(pruneOutputsNowAndThen(engine, paths, log));
-  const socket = await DaemonSocket.listen(paths.socket, acceptor(engine, log, sockets), {
+  const socket = await listen(paths, log, acceptor(engine, log, sockets), stop);
+  // Stopping, it serves no more: a successor may take the workspace while its servers are ended.
+  const closeSocket = () => {
+    socket.close();
+    hooks.release();
+  };
+  if (stopping) closeSocket();
+  else cleanups.push(closeSocket);
+  log.info('daemon listening', { socket: paths.socket });
+  idle.arm(engine);
+  options.onListening?.();
+  await untilSignalOr(done, stop);
+};
+
+/** Stops the daemon (`stop`) after `daemon.idleMinutes` with no client and no running turn. */
+const idleStop = (stop: (reason: string) => void) => {
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    arm: (engine: Engine): void => {
+      clearTimeout(timer);
+      const minutes = engine.loaded?.config.daemon.idleMinutes ?? 30;
+      if (minutes <= 0 || engine.clients > 0 || engine.runningTurns > 0) return;
+      timer = setTimeout(() => stop(`idle for ${minutes} min`), minutes * 60_000);
+    },
+    clear: (): void => clearTimeout(timer),
+  };
+};
+
+/** Listens on the workspace's socket, kept in place (see DaemonSocket); `stop` if it cannot be. */
+const listen = (
+  paths: NifflerPaths,
+  log: Logger,
+  accept: (socket: net.Socket) => void,
+  stop: (reason: string) => Promise<void>,
+): Promise<DaemonSocket> =>
+  DaemonSocket.listen(paths.socket, accept, {
     recreated: () => log.warn('the socket was deleted; made it again', { socket: paths.socket }),
     lost: (why) => {
       log.error(`exiting: ${why}`);
       void stop(why);
     },
   });
-  if (stopping) socket.close();
-  else cleanups.push(() => socket.close());
-  log.info('daemon listening', { socket: paths.socket });
-  armIdleTimer();
-  options.onListening?.();
-  await untilSignalOr(done, stop);
-};
 
 /** Serves the engine on each connection to the socket; `sockets` tracks them for the stop. */
 const acceptor =
