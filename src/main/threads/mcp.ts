@@ -195,6 +195,7 @@ export class McpHost {
   private elicitation: ElicitationHandler | undefined;
   private sampling: SamplingHandler | undefined;
   private closing: Promise<void> | undefined;
+  #toolsVersion = 0;
   private readonly onProcessExit = () => this.killServers('SIGKILL');
 
   private constructor(
@@ -237,6 +238,11 @@ export class McpHost {
         ...(spec?.limits ? { limits: spec.limits } : {}),
       };
     });
+  }
+
+  /** Goes up whenever a server's tools change: a list taken at one version holds until the next. */
+  get toolsVersion(): number {
+    return this.#toolsVersion;
   }
 
   listTools(): Promise<McpToolInfo[]> {
@@ -475,6 +481,9 @@ export class McpHost {
         this.emit(event);
         return;
       case 'tools-changed':
+        this.#toolsVersion++;
+        this.emit(event);
+        return;
       case 'prompts-changed':
       case 'resources-changed':
         this.emit(event);
