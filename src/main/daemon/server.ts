@@ -156,6 +156,7 @@ const serve = async (
   else cleanups.push(closeSocket);
   log.info('daemon listening', { socket: paths.socket });
   idle.arm(engine);
+  engine.warmWhenIdle();
   options.onListening?.();
   await untilSignalOr(done, stop);
 };

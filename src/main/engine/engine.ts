@@ -76,6 +76,7 @@ export class Engine implements EngineHandlers {
     return this.#snapshotStore;
   }
   #stopWatching: () => void = () => {};
+  #stopWarming: () => void = () => {};
   #closed = false;
 
   private constructor(
@@ -483,10 +484,42 @@ export class Engine implements EngineHandlers {
     });
   }
 
+  /**
+   * Builds what a first turn would otherwise build while the user waits — the API worker with
+   * the model's client library loaded, the model's context window asked of its provider, the
+   * tools pool and its definitions — once the servers are done starting (at most 10 s on), so it
+   * does not compete with them. For the daemon; an in-process engine serves one command.
+   */
+  warmWhenIdle(): void {
+    const controller = new AbortController();
+    this.#stopWarming = () => controller.abort();
+    void waitForServers(this, undefined, controller.signal, 10_000)
+      .catch(() => [])
+      .then(() => (controller.signal.aborted ? undefined : this.#prewarm()));
+  }
+
+  async #prewarm(): Promise<void> {
+    if (this.#closed || !this.#loaded) return;
+    this.tools.definitions();
+    try {
+      const model = resolveModelSpec(
+        this.config,
+        this.config.model,
+        this.options.env ?? process.env,
+      );
+      this.api.warm(model.provider);
+      await this.#windows.resolve(model, this.config.models[this.config.model]?.contextWindow);
+    } catch (error) {
+      // No model configured or no key yet: the first turn says so itself.
+      this.options.log.debug('nothing to warm for the model', { error: String(error) });
+    }
+  }
+
   /** Stops watching, ends every session, server and pool task (no orphan processes). */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stopWarming();
     this.#stopWatching();
     await Promise.allSettled([
       ...[...this.#sessions.values()].map((session) => session.close()),

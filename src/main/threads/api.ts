@@ -190,6 +190,17 @@ export class ApiHost {
     }
   }
 
+  /**
+   * Starts the worker and has it load `provider`'s client library now, so a first turn does not
+   * wait for either. The worker stays unreferenced: warming keeps no process alive.
+   */
+  warm(provider: ModelSpec['provider']): void {
+    if (this.#closed) return;
+    const worker = this.#ensureWorker();
+    if (this.#streams.size === 0) worker.unref();
+    this.#post({ type: 'warm', provider });
+  }
+
   /** Whether `auto` moved this model to the text protocol in this process. */
   usesTextProtocol(model: ModelSpec): boolean {
     return this.#textOnly.has(modelKey(model));

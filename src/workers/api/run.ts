@@ -13,6 +13,9 @@ const PROVIDERS: Record<Provider, () => Promise<ProviderStream>> = {
   ollama: async () => (await import('./providers/ollama.ts')).streamOllama,
 };
 
+/** A provider's stream function, its client library loaded (once: imports are cached). */
+export const loadProvider = (provider: Provider): Promise<ProviderStream> => PROVIDERS[provider]();
+
 type Emit = (event: LlmEvent) => void;
 type Protocol = 'native' | 'text';
 

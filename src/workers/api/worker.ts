@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { ApiEvent, ApiRequest } from '../protocol/api.ts';
 import type { WorkerLog } from './providers/provider.ts';
-import { canceled, runStream } from './run.ts';
+import { canceled, loadProvider, runStream } from './run.ts';
 
 if (!parentPort) throw new Error('the API worker must run in a worker thread');
 const port = parentPort;
@@ -25,6 +25,11 @@ port.on('message', (message: ApiRequest) => {
     }
     case 'cancel':
       active.get(message.id)?.abort(canceled());
+      break;
+    case 'warm':
+      void loadProvider(message.provider).catch((error: unknown) =>
+        log('warn', 'could not load a provider ahead of use', { error: String(error) }),
+      );
       break;
     default:
       message satisfies never;
