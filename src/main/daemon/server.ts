@@ -9,9 +9,10 @@ import { reapGroups } from '../../workers/shared/process-group.ts';
 import { pruneOutputs } from '../../workers/shared/prune.ts';
 import { secretsKeeper } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
-import { Engine } from '../engine/engine.ts';
+import type { Engine } from '../engine/engine.ts';
 import { createLogger, parseLogLevel, type Logger } from '../log.ts';
 import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
+import { McpHost, type BootedMcpWorker } from '../threads/mcp.ts';
 import { serveConnection } from './connection.ts';
 import { acquireLock } from './lock.ts';
 import { DaemonSocket } from './socket.ts';
@@ -58,9 +59,13 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
   }
   try {
     const keeper = secretsKeeper(env);
+    // The servers are what a cold start waits for: the MCP worker loads its code while this thread
+    // loads the engine's and reads the config.
+    const mcpWorker = McpHost.boot();
     await serve(options, env, paths, log, {
       onConfig: (config) => (secrets = keeper(config)),
       release: () => void claim.lock.release(),
+      mcpWorker,
     });
   } finally {
     await claim.lock.release();
@@ -99,16 +104,44 @@ const reapPredecessor = async (paths: NifflerPaths, log: Logger): Promise<void> 
     });
 };
 
+interface ServeHooks {
+  onConfig: (config: Config) => void;
+  /** Gives the workspace's lock up: called once the stopping daemon has closed its socket. */
+  release: () => void;
+  mcpWorker: BootedMcpWorker;
+}
+
+/**
+ * The engine of this daemon. Its code loads only now, after the MCP worker was started: the
+ * servers spawn while this thread loads it.
+ */
+const startEngine = async (
+  options: DaemonOptions,
+  env: Env,
+  paths: NifflerPaths,
+  log: Logger,
+  hooks: ServeHooks & { stop: (reason: string) => void; onActivity: () => void },
+): Promise<Engine> => {
+  const { Engine } = await import('../engine/engine.ts');
+  return Engine.create({
+    root: options.root,
+    env,
+    log,
+    socket: paths.socket,
+    // A short grace lets the reply that asked for the stop reach its client first.
+    onStopRequested: (reason) => void setTimeout(() => hooks.stop(reason), 50),
+    onActivity: hooks.onActivity,
+    onConfig: (loaded) => hooks.onConfig(loaded.config),
+    mcpWorker: hooks.mcpWorker,
+  });
+};
+
 const serve = async (
   options: DaemonOptions,
   env: Env,
   paths: NifflerPaths,
   log: Logger,
-  hooks: {
-    onConfig: (config: Config) => void;
-    /** Gives the workspace's lock up: called once the stopping daemon has closed its socket. */
-    release: () => void;
-  },
+  hooks: ServeHooks,
 ): Promise<void> => {
   log.info('daemon starting', { root: options.root, socket: paths.socket });
   await reapPredecessor(paths, log);
@@ -135,15 +168,10 @@ const serve = async (
     return stopping;
   };
 
-  const engine = await Engine.create({
-    root: options.root,
-    env,
-    log,
-    socket: paths.socket,
-    // A short grace lets the reply that asked for the stop reach its client first.
-    onStopRequested: (reason) => void setTimeout(() => void stop(reason), 50),
+  const engine: Engine = await startEngine(options, env, paths, log, {
+    ...hooks,
+    stop: (reason) => void stop(reason),
     onActivity: () => idle.arm(engine),
-    onConfig: (loaded) => hooks.onConfig(loaded.config),
   });
   cleanups.push(pruneOutputsNowAndThen(engine, paths, log));
   const socket = await listen(paths, log, acceptor(engine, log, sockets), stop);

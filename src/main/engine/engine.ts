@@ -15,7 +15,7 @@ import type {
   ResultOf,
 } from '../protocol.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
-import { McpHost, mcpWorkerData } from '../threads/mcp.ts';
+import { McpHost, mcpWorkerData, type BootedMcpWorker } from '../threads/mcp.ts';
 import { ToolsHost } from '../threads/tools.ts';
 import { ApprovalStore } from './approvals.ts';
 import { ContextWindows } from './context/window.ts';
@@ -44,6 +44,8 @@ export interface EngineOptions {
   onActivity?: () => void;
   /** Called with each config loaded, at start and at every good reload, before it is applied. */
   onConfig?: (loaded: LoadedConfig) => void;
+  /** An MCP worker already loading its code (a cold daemon boots it first): given its data. */
+  mcpWorker?: BootedMcpWorker;
 }
 
 interface ActiveTurn {
@@ -116,9 +118,11 @@ export class Engine implements EngineHandlers {
     if (configError) options.log.error('config invalid at start', { error: configError });
     // Without a daemon servers start anew for every command: no probe that costs a spawn each time.
     const probe = options.socket !== null;
-    const mcp = await McpHost.start(mcpWorkerData(options.root, loaded, paths, { env, probe }), {
-      logger: options.log.child({ scope: 'mcp' }),
-    });
+    const mcp = await McpHost.start(
+      mcpWorkerData(options.root, loaded, paths, { env, probe }),
+      { logger: options.log.child({ scope: 'mcp' }) },
+      options.mcpWorker,
+    );
     const engine = new Engine(options, loaded, configError, mcp);
     await engine.approvals.load();
     return engine;

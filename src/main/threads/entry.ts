@@ -1,4 +1,7 @@
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { compileCacheDir, type WorkerStart } from '../../workers/shared/compile-cache.ts';
 
 export type WorkerName = 'mcp' | 'api' | 'tools';
 
@@ -26,7 +29,7 @@ export const workerFile = (name: WorkerName): URL =>
  * run from source started elsewhere would fail to start its workers.
  */
 export const workerExecArgv = (): string[] =>
-  isSource ? ['--import', import.meta.resolve('tsx')] : [];
+  isSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
 
 const causes = new WeakMap<Worker, Error>();
 
@@ -39,10 +42,23 @@ export const exitCause = (worker: Worker): string => {
   return error ? `: ${error.message.split('\n')[0]}` : '';
 };
 
-/** Starts a worker thread from the one place that knows where worker files live. */
-export const startWorker = (name: WorkerName, options: WorkerOptions = {}): Worker => {
+/**
+ * Starts a worker thread from the one place that knows where worker files live. Its `workerData`
+ * is a `WorkerStart`: `data` (if any) with this thread's compile cache directory.
+ */
+export const startWorker = <T>(
+  name: WorkerName,
+  data?: T,
+  options: Omit<WorkerOptions, 'workerData'> = {},
+): Worker => {
+  const cache = compileCacheDir();
+  const start: WorkerStart<T> = {
+    ...(cache ? { compileCache: cache } : {}),
+    ...(data !== undefined ? { data } : {}),
+  };
   const worker = new Worker(workerFile(name), {
     ...options,
+    workerData: start,
     execArgv: [...workerExecArgv(), ...(options.execArgv ?? [])],
   });
   worker.on('error', (error) => causes.set(worker, error));

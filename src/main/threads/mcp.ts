@@ -23,6 +23,7 @@ import type {
   McpToolInfo,
   McpTraceEntry,
   McpWorkerData,
+  McpWorkerInit,
 } from '../../workers/protocol/mcp.ts';
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
 import { killGroup } from '../../workers/shared/process-group.ts';
@@ -181,6 +182,12 @@ const toCallFailure = (error: unknown): ToolResult => {
   return { ok: false, error: { code, message: e.message } };
 };
 
+/** An MCP worker started ahead of its data (McpHost.boot). */
+export interface BootedMcpWorker {
+  readonly worker: Worker;
+  exited: boolean;
+}
+
 /**
  * Owns the MCP worker thread: typed requests, push events, server-initiated elicitation and
  * sampling (declined with a reason when no handler answers), respawn on a crash, and `close()`
@@ -203,12 +210,31 @@ export class McpHost {
     private readonly options: McpHostOptions,
   ) {}
 
-  /** Starts the worker; resolves once it runs (servers keep starting in the background). */
-  static async start(data: McpWorkerData, options: McpHostOptions = {}): Promise<McpHost> {
+  /**
+   * Starts the worker; resolves once it runs (servers keep starting in the background). With a
+   * `booted` worker (McpHost.boot), that one is given its data instead.
+   */
+  static async start(
+    data: McpWorkerData,
+    options: McpHostOptions = {},
+    booted?: BootedMcpWorker,
+  ): Promise<McpHost> {
     const host = new McpHost(data, options);
-    await host.spawn();
+    await host.spawn(booted);
     process.on('exit', host.onProcessExit);
     return host;
+  }
+
+  /**
+   * Starts the MCP worker before its data is known: it loads the MCP client code while the caller
+   * reads the config, and waits for `start(data, options, booted)`. A cold daemon's first step,
+   * so that its servers spawn as early as they can.
+   */
+  static boot(): BootedMcpWorker {
+    const worker = startWorker('mcp');
+    const booted: BootedMcpWorker = { worker, exited: false };
+    worker.once('exit', () => (booted.exited = true));
+    return booted;
   }
 
   /** Subscribes to push events; returns the unsubscribe function. */
@@ -422,8 +448,17 @@ export class McpHost {
     process.off('exit', this.onProcessExit);
   }
 
-  private spawn(): Promise<void> {
-    const worker = startWorker('mcp', { workerData: this.data });
+  private spawn(booted?: BootedMcpWorker): Promise<void> {
+    // A booted worker that died meanwhile (its code failed to load): the error says why.
+    if (booted?.exited)
+      return Promise.reject(
+        new NifflerError(
+          'worker-exited',
+          `the MCP worker exited while starting${exitCause(booted.worker)}`,
+        ),
+      );
+    const worker = booted?.worker ?? startWorker('mcp', this.data);
+    if (booted) worker.postMessage({ type: 'init', data: this.data } satisfies McpWorkerInit);
     this.worker = worker;
     this.rpc = new RpcChannel<McpCalls>(worker, {
       defaultTimeoutMs: this.options.requestTimeoutMs,

@@ -9,7 +9,7 @@ import { serverBin } from '../../fixtures/mcp/servers.ts';
 
 describe('worker threads', () => {
   it('a worker that dies says why, not only its exit code', async () => {
-    const worker = startWorker('api', { execArgv: ['--import', 'no-such-module-niffler'] });
+    const worker = startWorker('api', undefined, { execArgv: ['--import', 'no-such-module-niffler'] });
     // (events.once would reject on the 'error' event that comes first.)
     const code = await new Promise<number>((resolve) => worker.once('exit', resolve));
     expect(code).not.toBe(0);
