@@ -13,6 +13,38 @@ export const summarizeResult = (result: ToolResult): string => {
   return `${truncate(first, 100)}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
 };
 
+/** The stderr line of an event other than the answer's text, or undefined for none. */
+const activityLine = (event: SessionEvent): string | undefined => {
+  switch (event.type) {
+    case 'tool-call':
+      return paint('dim', `→ ${event.name} ${argsPreview(event.args)}`);
+    case 'tool-denied':
+      return paint('yellow', `✗ ${event.name} denied: ${event.reason}`);
+    case 'tool-result':
+      return event.result.ok
+        ? paint(
+            'dim',
+            `✓ ${event.name} ${Math.round(event.ms)}ms: ${summarizeResult(event.result)}`,
+          )
+        : paint('red', `✗ ${event.name}: ${summarizeResult(event.result)}`);
+    case 'retry':
+      return paint(
+        'yellow',
+        `… ${event.reason}; retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)}s`,
+      );
+    case 'notice':
+      return paint(event.level === 'warn' ? 'yellow' : 'dim', event.text);
+    case 'text':
+    case 'tool-progress':
+    case 'turn-start':
+    case 'reasoning':
+    case 'usage':
+    case 'context':
+    case 'turn-end':
+      return undefined;
+  }
+};
+
 /**
  * Plain one-shot rendering: the answer streams to stdout, tool activity goes to stderr (one line
  * per call), so `niffler -p … > answer.md` captures only the answer.
@@ -33,45 +65,9 @@ export const createPlainRenderer = () => {
   };
   return {
     event(event: SessionEvent): void {
-      switch (event.type) {
-        case 'text':
-          out(event.text);
-          break;
-        case 'tool-call':
-          err(paint('dim', `→ ${event.name} ${argsPreview(event.args)}`));
-          break;
-        case 'tool-denied':
-          err(paint('yellow', `✗ ${event.name} denied: ${event.reason}`));
-          break;
-        case 'tool-result':
-          err(
-            event.result.ok
-              ? paint(
-                  'dim',
-                  `✓ ${event.name} ${Math.round(event.ms)}ms: ${summarizeResult(event.result)}`,
-                )
-              : paint('red', `✗ ${event.name}: ${summarizeResult(event.result)}`),
-          );
-          break;
-        case 'retry':
-          err(
-            paint(
-              'yellow',
-              `… ${event.reason}; retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)}s`,
-            ),
-          );
-          break;
-        case 'notice':
-          err(paint(event.level === 'warn' ? 'yellow' : 'dim', event.text));
-          break;
-        case 'tool-progress':
-        case 'turn-start':
-        case 'reasoning':
-        case 'usage':
-        case 'context':
-        case 'turn-end':
-          break;
-      }
+      if (event.type === 'text') return out(event.text);
+      const line = activityLine(event);
+      if (line !== undefined) err(line);
     },
     end(summary: TurnSummary): void {
       if (!atLineStart) out('\n');

@@ -89,31 +89,51 @@ const requestHeaders = (spec: ModelSpec): Headers => {
 };
 
 /** Ollama's native chat API: one POST to `/api/chat`, its NDJSON reply parsed line by line. */
+/** The body of Ollama's /api/chat request for `call`. */
+const requestBody = (call: Parameters<ProviderStream>[0]): string => {
+  const { spec } = call;
+  return JSON.stringify({
+    model: spec.model,
+    messages: toOllamaMessages(call.messages, spec.vision),
+    stream: true,
+    ...(call.tools.length > 0
+      ? {
+          tools: call.tools.map((t): Tool => ({
+            type: 'function',
+            function: { name: t.name, description: t.description, parameters: t.inputSchema },
+          })),
+        }
+      : {}),
+    ...(spec.reasoning ? { think: true } : {}),
+    options: {
+      ...(spec.temperature === undefined ? {} : { temperature: spec.temperature }),
+      ...(spec.maxTokens === undefined ? {} : { num_predict: spec.maxTokens }),
+      // Without it Ollama cuts the prompt at its own default (2k–8k tokens), silently.
+      ...(spec.contextWindow === undefined ? {} : { num_ctx: spec.contextWindow }),
+    },
+  });
+};
+
+/** One line of the stream as a chunk, or a clear error for one that is not. */
+const chunkOf = (line: string): ChatResponse => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    parsed = undefined;
+  }
+  if (!isObject(parsed)) throw new Error(`malformed chunk from the server: ${line.slice(0, 200)}`);
+  const part = parsed as unknown as ChatResponse;
+  if ('error' in part) throw new Error(String(part.error));
+  return part;
+};
+
 export const streamOllama: ProviderStream = async function* (call) {
   const { spec } = call;
   const response = await fetch(`${spec.baseUrl}/api/chat`, {
     method: 'POST',
     headers: requestHeaders(spec),
-    body: JSON.stringify({
-      model: spec.model,
-      messages: toOllamaMessages(call.messages, spec.vision),
-      stream: true,
-      ...(call.tools.length > 0
-        ? {
-            tools: call.tools.map((t): Tool => ({
-              type: 'function',
-              function: { name: t.name, description: t.description, parameters: t.inputSchema },
-            })),
-          }
-        : {}),
-      ...(spec.reasoning ? { think: true } : {}),
-      options: {
-        ...(spec.temperature === undefined ? {} : { temperature: spec.temperature }),
-        ...(spec.maxTokens === undefined ? {} : { num_predict: spec.maxTokens }),
-        // Without it Ollama cuts the prompt at its own default (2k–8k tokens), silently.
-        ...(spec.contextWindow === undefined ? {} : { num_ctx: spec.contextWindow }),
-      },
-    }),
+    body: requestBody(call),
     signal: call.signal,
   });
   if (!response.ok)
@@ -122,16 +142,7 @@ export const streamOllama: ProviderStream = async function* (call) {
   let calls = 0;
   for await (const line of lines(response.body)) {
     if (!line.trim()) continue;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      parsed = undefined;
-    }
-    if (!isObject(parsed))
-      throw new Error(`malformed chunk from the server: ${line.slice(0, 200)}`);
-    const part = parsed as unknown as ChatResponse;
-    if ('error' in part) throw new Error(String(part.error));
+    const part = chunkOf(line);
     const { message } = part;
     if (message.thinking) yield { type: 'reasoning', text: message.thinking };
     if (message.content) yield { type: 'text', text: message.content };
