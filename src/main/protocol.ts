@@ -1,4 +1,5 @@
 import type {
+  McpCompleteMessage,
   McpCompletionRef,
   McpPromptInfo,
   McpResourceInfo,
@@ -60,15 +61,7 @@ export interface EngineCalls {
   /** `resources/read` of one resource, as a tool result (text, or blobs described). */
   'mcp/read': { params: { server: string; uri: string }; result: ToolResult };
   /** `completion/complete`: values for a prompt's argument or a resource template's variable. */
-  'mcp/complete': {
-    params: {
-      server: string;
-      ref: McpCompletionRef;
-      argument: { name: string; value: string };
-      context?: Record<string, string>;
-    };
-    result: { values: string[]; hasMore: boolean };
-  };
+  'mcp/complete': McpCompleteMessage;
   /** A server's protocol trace: its JSON-RPC messages after sequence number `since`. */
   'mcp/trace': { params: { server: string; since?: number }; result: McpTraceEntry[] };
   /** Opens a new session, or resumes one (`resume: ID`, or `continue`: the latest). */

@@ -66,14 +66,17 @@ const definitionFor = (tool: Tool | undefined): Tool | undefined => {
 
 type Ctx = Pick<ConnectionContext, 'outputsDir' | 'maxOutputChars' | 'logLevel'>;
 
-const send = (
-  link: ServerLink,
-  conn: ServerBase,
-  tool: string,
-  args: Record<string, unknown>,
-  options: CallOptions,
-  ctx: Ctx,
-): Promise<CallToolResult> => {
+/** One tool call on its way to a ready server. */
+interface Outgoing {
+  link: ServerLink;
+  conn: ServerBase;
+  tool: string;
+  args: Record<string, unknown>;
+  options: CallOptions;
+  ctx: Ctx;
+}
+
+const send = ({ link, conn, tool, args, options, ctx }: Outgoing): Promise<CallToolResult> => {
   const meta = link.requestMeta(ctx.logLevel());
   const toolDefinition = definitionFor(conn.tool(tool));
   return link.client.callTool(
@@ -89,23 +92,16 @@ const send = (
 };
 
 /** Sends the call; on `HeaderMismatch` lists the tools again and sends it once more. */
-const sendChecked = async (
-  link: ServerLink,
-  conn: ServerBase,
-  tool: string,
-  args: Record<string, unknown>,
-  options: CallOptions,
-  ctx: Ctx,
-): Promise<CallToolResult> => {
+const sendChecked = async (call: Outgoing): Promise<CallToolResult> => {
   try {
-    return await send(link, conn, tool, args, options, ctx);
+    return await send(call);
   } catch (error) {
     if (!ProtocolError.isInstance(error) || error.code !== HEADER_MISMATCH) throw error;
-    conn.note(
-      `tools/call "${tool}" was refused for mismatched Mcp-Param headers; tools listed again`,
+    call.conn.note(
+      `tools/call "${call.tool}" was refused for mismatched Mcp-Param headers; tools listed again`,
     );
-    await conn.relistTools(options.signal);
-    return send(link, conn, tool, args, options, ctx);
+    await call.conn.relistTools(call.options.signal);
+    return send(call);
   }
 };
 
@@ -148,7 +144,7 @@ export const callTool = async (
   try {
     const link = conn.link;
     if (conn.state !== 'ready' || !link) return record(conn, tool, started, unavailable(conn));
-    const result = await sendChecked(link, conn, tool, args, options, ctx);
+    const result = await sendChecked({ link, conn, tool, args, options, ctx });
     const schemaProblem = schemaProblemOf(conn, tool, result);
     const normalized = await normalizeResult(result, {
       maxChars: ctx.maxOutputChars,

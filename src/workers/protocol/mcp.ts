@@ -216,6 +216,17 @@ export interface McpTraceEntry {
 export type McpCompletionRef =
   { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };
 
+/** `completion/complete` of one prompt argument or template variable, and the values found. */
+export interface McpCompleteMessage {
+  params: {
+    server: string;
+    ref: McpCompletionRef;
+    argument: { name: string; value: string };
+    context?: Record<string, string>;
+  };
+  result: { values: string[]; hasMore: boolean };
+}
+
 export interface McpCallMetrics {
   calls: number;
   errors: number;
@@ -295,15 +306,7 @@ export type McpCalls = {
   'list-resources': { params: object; result: McpResourceInfo[] };
   'list-resource-templates': { params: object; result: McpResourceTemplateInfo[] };
   /** `completion/complete`: values for one argument; empty where the server offers none. */
-  complete: {
-    params: {
-      server: string;
-      ref: McpCompletionRef;
-      argument: { name: string; value: string };
-      context?: Record<string, string>;
-    };
-    result: { values: string[]; hasMore: boolean };
-  };
+  complete: McpCompleteMessage;
   /** The server's protocol trace after sequence number `since`. */
   'get-trace': { params: { server: string; since?: number }; result: McpTraceEntry[] };
   /** Forgets every cached tool result (the workspace changed). */

@@ -11,7 +11,7 @@ import type {
 import type { ChatMessage, LlmEvent, StopReason, UserPart } from '../../protocol/api.ts';
 import { imageNote, resultImages, systemText, toolCallEvent, visibleParts } from '../messages.ts';
 import { resultText } from '../../protocol/tool-result.ts';
-import { sdkLogger, type ProviderCall, type ProviderStream } from './provider.ts';
+import { sdkClientOptions, type ProviderCall, type ProviderStream } from './provider.ts';
 
 type MediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
 const MEDIA_TYPES = new Set<string>(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
@@ -202,11 +202,7 @@ export const streamAnthropic: ProviderStream = async function* (call) {
     // Given, so the client does not take ANTHROPIC_AUTH_TOKEN from the environment and send it,
     // as a bearer token, to whatever endpoint baseUrl names.
     authToken: null,
-    baseURL: spec.baseUrl,
-    maxRetries: 0,
-    timeout: 24 * 60 * 60 * 1000, // our stall timer governs
-    defaultHeaders: spec.headers ?? {},
-    logger: sdkLogger(call.log),
+    ...sdkClientOptions(call),
   });
   const stream = await client.messages.create(requestParams(call), { signal: call.signal });
   const state = new StreamState(call.newId);

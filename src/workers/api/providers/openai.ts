@@ -9,7 +9,7 @@ import type { CompletionUsage } from 'openai/resources/completions';
 import type { ChatMessage, LlmEvent, StopReason } from '../../protocol/api.ts';
 import { imageNote, partsText, resultImages, toolCallEvent, visibleParts } from '../messages.ts';
 import { resultText } from '../../protocol/tool-result.ts';
-import { sdkLogger, type ProviderCall, type ProviderStream } from './provider.ts';
+import { sdkClientOptions, type ProviderCall, type ProviderStream } from './provider.ts';
 
 const contentParts = (parts: ReturnType<typeof visibleParts>): ChatCompletionContentPart[] =>
   parts.map((p) =>
@@ -166,11 +166,7 @@ export const streamOpenAi: ProviderStream = async function* (call) {
     // them to whatever endpoint baseUrl names.
     organization: null,
     project: null,
-    baseURL: spec.baseUrl,
-    maxRetries: 0,
-    timeout: 24 * 60 * 60 * 1000, // our stall timer governs
-    defaultHeaders: spec.headers ?? {},
-    logger: sdkLogger(call.log),
+    ...sdkClientOptions(call),
   });
   const stream = await client.chat.completions.create(requestBody(call), { signal: call.signal });
   const tools = new Map<number, ToolDelta>();

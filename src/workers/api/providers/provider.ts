@@ -31,3 +31,15 @@ export const sdkLogger = (log: WorkerLog) => ({
   info: (msg: string, ...rest: unknown[]) => log('info', msg, { detail: rest.map(String) }),
   debug: (msg: string, ...rest: unknown[]) => log('debug', msg, { detail: rest.map(String) }),
 });
+
+/**
+ * What the openai and anthropic clients share: our base URL and headers, their retries off (ours
+ * apply), no timeout of theirs (our stall timer governs), their log to main.
+ */
+export const sdkClientOptions = (call: ProviderCall) => ({
+  baseURL: call.spec.baseUrl,
+  maxRetries: 0,
+  timeout: 24 * 60 * 60 * 1000,
+  defaultHeaders: call.spec.headers ?? {},
+  logger: sdkLogger(call.log),
+});
