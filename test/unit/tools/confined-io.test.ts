@@ -66,15 +66,14 @@ const race = async (read: () => Promise<string>) => {
   return seen;
 };
 
+/** Starts turning the repository's directory `d` into a symlink to the outside and back. */
+const swapDirectory = (repo: ReturnType<typeof raceRepo>) =>
+  startSwapping(['dir', path.join(repo.root, 'd'), path.join(repo.root, 'd.real'), repo.outside]);
+
 describe('confined reads under a racing symlink swap', () => {
   it('read_file never leaks the outside file while a directory turns into a symlink and back', async () => {
     const repo = raceRepo();
-    await startSwapping([
-      'dir',
-      path.join(repo.root, 'd'),
-      path.join(repo.root, 'd.real'),
-      repo.outside,
-    ]);
+    await swapDirectory(repo);
     const seen = await race(async () =>
       textOf(await runTool(repo.context, 'read_file', { path: 'd/f.txt' })),
     );
@@ -103,12 +102,7 @@ describe('confined reads under a racing symlink swap', () => {
 
   it('readBoundedFileSync (config and prompt files) never leaks under the same race', async () => {
     const repo = raceRepo();
-    await startSwapping([
-      'dir',
-      path.join(repo.root, 'd'),
-      path.join(repo.root, 'd.real'),
-      repo.outside,
-    ]);
+    await swapDirectory(repo);
     const file = path.join(repo.root, 'd', 'f.txt');
     const seen = await race(async () => {
       try {
@@ -124,12 +118,7 @@ describe('confined reads under a racing symlink swap', () => {
 
   it('write_file never creates a file outside while a parent turns into a symlink', async () => {
     const repo = raceRepo();
-    await startSwapping([
-      'dir',
-      path.join(repo.root, 'd'),
-      path.join(repo.root, 'd.real'),
-      repo.outside,
-    ]);
+    await swapDirectory(repo);
     for (let i = 0; i < ROUNDS / 3; i++)
       await runTool(repo.context, 'write_file', { path: `d/new/w${i}.txt`, content: 'x' });
     expect(readdirSync(repo.outside).sort()).toEqual(['f.txt', 'secret.txt']);
