@@ -364,7 +364,8 @@ export class Session {
     signal: AbortSignal,
   ): Promise<TurnSummary> {
     const { maxSteps } = this.deps.config().config.agent;
-    let table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
+    const tableFor = () => ({ model, config: this.deps.config() });
+    let table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled, tableFor());
     const system = await this.#systemPrompt(table.size > 0, params, io, signal);
     for (turn.steps = 1; turn.steps <= maxSteps; turn.steps++) {
       if (signal.aborted) return await this.#end(turn, 'cancelled', io);
@@ -372,7 +373,7 @@ export class Session {
       await this.#flush();
       // The tools of a server that became ready meanwhile join this request.
       if (turn.steps > 1)
-        table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
+        table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled, tableFor());
       const { step, tools } = await this.#step(turn, model, system, table, io, signal);
       const outcome = await this.#afterStep(turn, step, tools, params, io, signal);
       if (outcome) return await this.#end(turn, outcome, io);
@@ -640,7 +641,10 @@ export class Session {
     this.#running = true;
     try {
       const model = await this.#turnModel(this.deps.config().config.model);
-      const table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
+      const table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled, {
+        model,
+        config: this.deps.config(),
+      });
       const system = await this.#systemPrompt(
         table.size > 0,
         { sessionId: this.id, text: '', interactive: true },

@@ -9,6 +9,7 @@ import type {
 } from '../protocol/mcp.ts';
 import { toWire } from '../protocol/wire-error.ts';
 import { BusyPoll } from './busy-poll.ts';
+import { relatedCall } from './call-scope.ts';
 import { McpManager } from './manager.ts';
 
 // The MCP worker thread: owns every MCP client; answers requests from main, pushes events.
@@ -55,16 +56,28 @@ const ask = <A>(
     post(event(requestId));
   });
 
+/** Who made the call a request of `server` belongs to, as the engine numbered them. */
+const askerOf = (server: string): { asker?: number } => {
+  const asker = relatedCall(server)?.asker;
+  return asker === undefined ? {} : { asker };
+};
+
 const manager = new McpManager(data, post, (server) => ({
   elicit: (elicitation, signal) =>
     ask<McpElicitationAnswer>(
-      (requestId) => ({ type: 'elicitation-request', requestId, server, elicitation }),
+      (requestId) => ({
+        type: 'elicitation-request',
+        requestId,
+        server,
+        elicitation,
+        ...askerOf(server),
+      }),
       signal,
       { action: 'cancel', reason: 'the server canceled the request' },
     ),
   sample: (params, signal) =>
     ask<McpSamplingAnswer>(
-      (requestId) => ({ type: 'sampling-request', requestId, server, params }),
+      (requestId) => ({ type: 'sampling-request', requestId, server, params, ...askerOf(server) }),
       signal,
       { ok: false, reason: 'the server canceled the request' },
     ),
@@ -123,6 +136,11 @@ const handle = async (
     case 'set-output-limit':
       manager.setOutputLimit(request.maxChars);
       return {};
+    case 'forward':
+      return manager.forward(request.server, request.method, request.params, signal, request.asker);
+    case 'set-log-forwarding':
+      manager.setLogForwarding(request.on);
+      return {};
     case 'shutdown':
       await manager.shutdown();
       return {};
@@ -144,6 +162,7 @@ const run = (
     void manager
       .callTool(request.name, request.args, {
         signal: controller.signal,
+        ...(request.asker !== undefined ? { asker: request.asker } : {}),
         ...(request.progress
           ? { onProgress: (p) => post({ type: 'progress', id: request.id, ...p }) }
           : {}),
