@@ -229,6 +229,7 @@ export const mcpHandlers = (
 } => ({
   'mcp/status': async ({ wait }, { signal }) => ({
     servers: wait ? await waitForServers(engine, undefined, signal) : await engine.mcp.status(),
+    consumers: engine.gatewayConsumers(),
     configError: engine.configError,
     warnings: engine.loaded?.warnings ?? [],
   }),
