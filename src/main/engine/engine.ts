@@ -218,6 +218,7 @@ export class Engine implements EngineHandlers {
     if (!gateway) return;
     switch (event.type) {
       case 'status':
+        return gateway.serverStatus(event.status.name, event.status.state === 'ready');
       case 'tools-changed':
         return gateway.changed('tools');
       case 'prompts-changed':

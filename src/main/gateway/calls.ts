@@ -82,10 +82,22 @@ export const offersFor = async (
   return { offered: offered.map((o) => ({ ...o, gateway: byName.get(o.tool.name)! })), hidden };
 };
 
-/** The offer a consumer calls by the name it was given; an unknown or hidden one is -32602. */
-const findOffer = async (deps: GatewayDeps, view: ConsumerView, name: string) => {
-  const { offered, hidden } = await offersFor(deps, view);
+/**
+ * The offer a consumer calls by the name it was given — once servers still starting are done, if
+ * it is not there yet; an unknown or hidden one is -32602.
+ */
+const findOffer = async (
+  deps: GatewayDeps,
+  view: ConsumerView,
+  name: string,
+  signal: AbortSignal,
+) => {
   const served = (tool: CatalogTool) => (view.consumer.scope ? tool.tool : tool.name);
+  let { offered, hidden } = await offersFor(deps, view);
+  if (!offered.some((o) => served(o.tool) === name)) {
+    await deps.settled(signal);
+    ({ offered, hidden } = await offersFor(deps, view));
+  }
   const offer = offered.find((o) => served(o.tool) === name);
   if (offer) return offer;
   const why = hidden.find((h) => served(h.tool) === name)?.why;
@@ -229,7 +241,7 @@ export const callTool = async (
   params: { name: string; arguments?: Record<string, unknown> },
   ctx: ServerContext,
 ): Promise<CallToolResult | InputRequiredResult> => {
-  const offer = await findOffer(deps, view, params.name);
+  const offer = await findOffer(deps, view, params.name, ctx.mcpReq.signal);
   const args = params.arguments ?? {};
   const { consumer } = view;
   const first = ctx.mcpReq.requestState() === undefined;

@@ -36,6 +36,8 @@ export class Gateway {
   readonly #listeners = new Map<HttpListener, AttachedClient>();
   readonly #deps: GatewayDeps;
   #pendingChange: Set<'tools' | 'prompts' | 'resources'> | undefined;
+  /** Servers ready when last heard of: a server coming or going changes what is served. */
+  readonly #ready = new Set<string>();
 
   constructor(private readonly host: GatewayHost) {
     this.#deps = {
@@ -153,6 +155,14 @@ export class Gateway {
         for (const server of consumer.instances) notifyChanged(server, pending, consumer);
       for (const listener of this.#listeners.keys()) listener.changed(pending);
     });
+  }
+
+  /** A server's status: when it becomes ready, or stops being so, its tools come or go. */
+  serverStatus(server: string, ready: boolean): void {
+    if (this.#ready.has(server) === ready) return;
+    if (ready) this.#ready.add(server);
+    else this.#ready.delete(server);
+    this.changed('all');
   }
 
   /** A backing server's log message, for every consumer (under the server's name). */
