@@ -43,11 +43,20 @@ export default tseslint.config(
     },
   },
   {
+    // $HOME is read in one place, paths.ts, so NIFFLER_HOME and tests' HOME always win.
     files: ['src/**/*.ts', 'src/**/*.tsx'],
+    ignores: ['src/main/paths.ts'],
     rules: {
-      'no-restricted-imports': [
+      'no-restricted-syntax': [
         'error',
-        { paths: [{ name: 'os', importNames: ['homedir'], message: 'use paths.ts' }] },
+        {
+          selector: "MemberExpression[property.name='homedir']",
+          message: 'use nifflerHome() or the env HOME through src/main/paths.ts',
+        },
+        {
+          selector: "ImportSpecifier[imported.name='homedir']",
+          message: 'use nifflerHome() or the env HOME through src/main/paths.ts',
+        },
       ],
     },
   },

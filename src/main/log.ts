@@ -1,6 +1,4 @@
-import { appendFileSync, renameSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { fsFailure, makeDirSync } from '../workers/shared/fs-errors.ts';
+import { RotatingLog } from '../workers/shared/rotating-log.ts';
 import { redact } from './config/redact.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -32,18 +30,16 @@ export interface LogOptions {
 export const createLogger = (
   options: LogOptions = {},
   fields: Record<string, unknown> = {},
-): Logger => fileLogger(options, fields, { ready: false, size: undefined, problem: undefined });
+): Logger =>
+  fileLogger(options, fields, {
+    log: options.file
+      ? new RotatingLog(options.file, options.maxBytes ?? 5 * 1024 * 1024, 1)
+      : undefined,
+  });
 
-/**
- * What a logger and its children share about their file: whether its directory exists, and its
- * size — looked at once, then counted, so a line costs no stat. (Another process writing the same
- * file makes the count low: the file rotates later than `maxBytes`, never earlier.)
- */
+/** What a logger and its children share: the file they write. */
 interface FileState {
-  ready: boolean;
-  size: number | undefined;
-  /** The last write's failure, until a write succeeds. */
-  problem: string | undefined;
+  log: RotatingLog | undefined;
 }
 
 const fileLogger = (
@@ -52,9 +48,8 @@ const fileLogger = (
   state: FileState,
 ): Logger => {
   const level = options.level ?? 'info';
-  const maxBytes = options.maxBytes ?? 5 * 1024 * 1024;
   const write = (lvl: LogLevel, msg: string, data?: Record<string, unknown>) => {
-    if (!options.file || RANK[lvl] < RANK[level]) return;
+    if (!state.log || RANK[lvl] < RANK[level]) return;
     // Every string as it is, before JSON escapes a secret in it (see redact).
     const secrets = options.secrets?.() ?? [];
     const line = JSON.stringify({
@@ -64,23 +59,8 @@ const fileLogger = (
       ...redact(fields, secrets),
       ...(data ? redact(data, secrets) : {}),
     });
-    try {
-      if (!state.ready) {
-        makeDirSync(path.dirname(options.file));
-        state.ready = true;
-      }
-      state.size ??= fileSize(options.file);
-      if (state.size >= maxBytes) {
-        rotateIfNeeded(options.file, maxBytes);
-        state.size = fileSize(options.file);
-      }
-      appendFileSync(options.file, line + '\n', { mode: 0o600 });
-      state.size += Buffer.byteLength(line) + 1;
-      state.problem = undefined;
-    } catch (error) {
-      // Logging must never take the process down; `niffler daemon status` says what is wrong.
-      state.problem = fsFailure('write the log', options.file, error);
-    }
+    // Logging never takes the process down; `niffler daemon status` says what is wrong.
+    state.log.append(`${line}\n`);
   };
   return {
     debug: (msg, data) => write('debug', msg, data),
@@ -88,25 +68,8 @@ const fileLogger = (
     warn: (msg, data) => write('warn', msg, data),
     error: (msg, data) => write('error', msg, data),
     child: (more) => fileLogger(options, { ...fields, ...more }, state),
-    problem: () => state.problem,
+    problem: () => state.log?.problem,
   };
-};
-
-const fileSize = (file: string): number => {
-  try {
-    return statSync(file).size;
-  } catch {
-    return 0;
-  }
-};
-
-/** Renames `file` to `file.1` once it passes `maxBytes`. */
-export const rotateIfNeeded = (file: string, maxBytes: number): void => {
-  try {
-    if (statSync(file).size >= maxBytes) renameSync(file, `${file}.1`);
-  } catch {
-    // No file yet: nothing to rotate.
-  }
 };
 
 /** A logger that drops everything (tests, one-shot paths with no log file). */

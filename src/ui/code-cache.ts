@@ -1,18 +1,9 @@
-import {
-  closeSync,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  type Stats,
-} from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, type Stats } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
 import { shortHash } from '../main/paths.ts';
+import { writeAtomicSync } from '../workers/shared/atomic.ts';
 
 /**
  * Loads a CommonJS bundle the way `require` does, through a V8 code cache kept in `cacheDir`.
@@ -95,16 +86,15 @@ const readCache = (cacheFile: string, key: string): Buffer | undefined => {
 };
 
 const writeCache = (cacheFile: string, key: string, script: vm.Script): void => {
-  const temporary = `${cacheFile}.${process.pid}.tmp`;
   try {
     mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
-    writeFileSync(temporary, Buffer.concat([Buffer.from(`${key}\n`), script.createCachedData()]), {
-      mode: 0o600,
-    });
     // Atomic: a start that reads the cache meanwhile sees the old file or the new, never half.
-    renameSync(temporary, cacheFile);
+    writeAtomicSync(
+      cacheFile,
+      Buffer.concat([Buffer.from(`${key}\n`), script.createCachedData()]),
+      0o600,
+    );
   } catch {
     // A read-only or full home: the next start compiles as usual. Nothing half-written stays.
-    rmSync(temporary, { force: true });
   }
 };

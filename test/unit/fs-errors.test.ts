@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLogger } from '../../src/main/log.ts';
-import { RotatingLog } from '../../src/workers/mcp/logs.ts';
+import { ServerLog } from '../../src/workers/mcp/logs.ts';
 import { describeFsError, makeDirSync } from '../../src/workers/shared/fs-errors.ts';
 import { capOutput } from '../../src/workers/shared/output.ts';
 import { mountTmpfs } from '../fixtures/tmpfs.ts';
@@ -45,7 +45,7 @@ describe('disk faults in plain words', () => {
     expect(log.problem()).toBe(
       `could not write the log ${file}: a part of the path is not a directory (ENOTDIR)`,
     );
-    const server = new RotatingLog(file, 1024);
+    const server = new ServerLog(file, 1024);
     server.write('stderr', 'lost');
     expect(server.problem).toBe(log.problem());
   });

@@ -1,7 +1,13 @@
 import path from 'node:path';
 import { parse as parseYamlScalar } from 'yaml';
 import { NifflerError } from '../errors.ts';
-import { findWorkspace, nifflerPaths, type Env, type Workspace } from '../paths.ts';
+import {
+  findWorkspace,
+  nifflerPaths,
+  type Env,
+  type NifflerPaths,
+  type Workspace,
+} from '../paths.ts';
 import { expandVariables } from './expand.ts';
 import { importClaudeFormat } from './interop.ts';
 import {
@@ -222,18 +228,13 @@ export const loadConfig = (options: LoadOptions = {}): LoadResult => {
   }
 };
 
-const load = (options: LoadOptions): LoadedConfig => {
-  const env = options.env ?? process.env;
-  const workspace = options.root
-    ? { root: path.resolve(options.root), isGitRepo: true, searched: [path.resolve(options.root)] }
-    : findWorkspace(options.cwd ?? process.cwd());
-  const paths = nifflerPaths(workspace.root, env);
-  const warnings: string[] = [];
-  const errors: string[] = [];
-
-  const mcpConfigEnv = env['NIFFLER_MCP_CONFIG']
-    ? path.resolve(options.cwd ?? process.cwd(), env['NIFFLER_MCP_CONFIG'])
-    : undefined;
+/** The config files of a workspace, lowest precedence first, read and parsed (absent ones listed). */
+const readLayers = (
+  paths: NifflerPaths,
+  mcpConfigEnv: string | undefined,
+  env: Env,
+  warnings: string[],
+): { files: ConfigFileInfo[]; layers: ParsedFile[] } => {
   const candidates: { kind: ConfigSource['kind']; file: string; claude: boolean }[] = [
     { kind: 'global', file: paths.globalConfig, claude: false },
     ...(mcpConfigEnv
@@ -258,73 +259,79 @@ const load = (options: LoadOptions): LoadedConfig => {
     }
     layers.push(candidate.claude ? importClaudeFormat(parsed, warnings, env) : parsed);
   }
+  return { files, layers };
+};
 
-  // Trust is decided on the files as written, before `${VAR}` expansion.
-  const repoLayers = layers.filter(isRepoLayer);
-  const trust = decideTrust(
-    readTrustStore(paths.trustFile, env),
-    workspace.root,
-    repositoryContribution(repoLayers),
-    env,
-  );
-  const untrustedParts = trust.level === 'trusted' ? [] : trust.contribution.parts;
+/** What merging the layers gave: the data, where each value came from, policy layers, servers' sources. */
+interface Merged {
+  data: Data;
+  origins: Origins;
+  policy: PolicyLayer[];
+  serverSource: Map<string, Origin>;
+}
 
-  const expanded = layers.map((layer) => expandLayer(layer, env, errors));
-  for (const layer of expanded) errors.push(...validateLayer(layer, env));
-  if (errors.length) throw new NifflerError('config-invalid', errors.join('\n'), { errors });
+const isOnlyDisable = (entry: unknown): boolean =>
+  isObject(entry) && Object.keys(entry).length === 1 && entry['enabled'] === false;
 
+/**
+ * Defaults, then each file (a repository's without the parts that need trust while it has none),
+ * recording where each value and each server came from, and each file's policy as a layer.
+ */
+const mergeFiles = (expanded: readonly ParsedFile[], untrusted: readonly Part[]): Merged => {
   const origins: Origins = new Map();
-  let merged: Data = mergeLayer(
+  let data: Data = mergeLayer(
     {},
     { ...ConfigSchema.parse({}), models: DEFAULT_MODELS },
     origins,
-    () => ({ kind: 'default' }),
+    () => ({
+      kind: 'default',
+    }),
   );
   const serverSource = new Map<string, Origin>();
   const policy: PolicyLayer[] = [];
   for (const layer of expanded) {
-    const data = isRepoLayer(layer)
-      ? withoutSettings(layer.data, partsOf(untrustedParts, layer))
+    const own = isRepoLayer(layer)
+      ? withoutSettings(layer.data, partsOf(untrusted, layer))
       : layer.data;
-    policy.push(...policyLayer(data, layer.source));
+    policy.push(...policyLayer(own, layer.source));
     const origin = (at: KeyPath): Origin => ({
       ...layer.source,
       ...(layer.lineOf(at) ? { line: layer.lineOf(at)! } : {}),
     });
-    merged = mergeLayer(merged, data, origins, origin);
-    const servers = data['mcpServers'];
+    data = mergeLayer(data, own, origins, origin);
+    const servers = own['mcpServers'];
     if (isObject(servers))
       for (const [name, entry] of Object.entries(servers))
-        if (
-          !(isObject(entry) && Object.keys(entry).length === 1 && entry['enabled'] === false) ||
-          !serverSource.has(name)
-        )
+        if (!isOnlyDisable(entry) || !serverSource.has(name))
           serverSource.set(name, origin(['mcpServers', name]));
   }
+  return { data, origins, policy, serverSource };
+};
+
+/** Variables and flags on top: each sets exactly its path (and a policy rule is one more layer). */
+const applyEnvAndFlags = (merged: Merged, env: Env, flags: readonly FlagOverride[]): void => {
   const overrides: Override[] = [
     ...envOverrides(env),
-    ...(options.flags ?? []).map((flag) => ({
+    ...flags.map((flag) => ({
       path: flag.path,
       value: flag.value,
       origin: { kind: 'flag' as const, label: flag.flag },
     })),
   ];
-  merged = applyOverrides(merged, overrides, origins);
-  policy.push(...overridePolicy(overrides));
+  merged.data = applyOverrides(merged.data, overrides, merged.origins);
+  merged.policy.push(...overridePolicy(overrides));
   for (const { path: at, origin } of overrides)
-    if (at[0] === 'mcpServers' && at.length > 1 && !serverSource.has(String(at[1])))
-      serverSource.set(String(at[1]), origin);
+    if (at[0] === 'mcpServers' && at.length > 1 && !merged.serverSource.has(String(at[1])))
+      merged.serverSource.set(String(at[1]), origin);
+};
 
-  const problems = validateMerged(merged, origins, describeOrigin(env, expanded));
-  if (problems.length)
-    throw new NifflerError('config-invalid', problems.join('\n'), { errors: problems });
-  const config = ConfigSchema.parse(merged);
-  if (!config.models[config.model])
-    warnings.push(
-      `model "${config.model}" is not defined under models; defined: ${Object.keys(config.models).join(', ')}`,
-    );
-
-  const servers = Object.entries(config.mcpServers).map(([name, definition]): ResolvedServer => {
+/** Each configured server as the MCP worker and listings see it: defaults applied, trust named. */
+const resolveServers = (
+  config: Config,
+  serverSource: Map<string, Origin>,
+  trust: TrustDecision,
+): ResolvedServer[] =>
+  Object.entries(config.mcpServers).map(([name, definition]): ResolvedServer => {
     const source = serverSource.get(name) ?? { kind: 'default' };
     const fromRepo = source.kind === 'repo' || source.kind === 'mcp-json';
     return {
@@ -341,19 +348,51 @@ const load = (options: LoadOptions): LoadedConfig => {
       autoStart: definition.autoStart !== false,
     };
   });
+
+const load = (options: LoadOptions): LoadedConfig => {
+  const env = options.env ?? process.env;
+  const workspace = options.root
+    ? { root: path.resolve(options.root), isGitRepo: true, searched: [path.resolve(options.root)] }
+    : findWorkspace(options.cwd ?? process.cwd());
+  const paths = nifflerPaths(workspace.root, env);
+  const warnings: string[] = [];
+  const mcpConfigEnv = env['NIFFLER_MCP_CONFIG']
+    ? path.resolve(options.cwd ?? process.cwd(), env['NIFFLER_MCP_CONFIG'])
+    : undefined;
+  const { files, layers } = readLayers(paths, mcpConfigEnv, env, warnings);
+  // Trust is decided on the files as written, before `${VAR}` expansion.
+  const trust = decideTrust(
+    readTrustStore(paths.trustFile, env),
+    workspace.root,
+    repositoryContribution(layers.filter(isRepoLayer)),
+    env,
+  );
+  const errors: string[] = [];
+  const expanded = layers.map((layer) => expandLayer(layer, env, errors));
+  for (const layer of expanded) errors.push(...validateLayer(layer, env));
+  if (errors.length) throw new NifflerError('config-invalid', errors.join('\n'), { errors });
+  const merged = mergeFiles(expanded, trust.level === 'trusted' ? [] : trust.contribution.parts);
+  applyEnvAndFlags(merged, env, options.flags ?? []);
+  const problems = validateMerged(merged.data, merged.origins, describeOrigin(env, expanded));
+  if (problems.length)
+    throw new NifflerError('config-invalid', problems.join('\n'), { errors: problems });
+  const config = ConfigSchema.parse(merged.data);
+  if (!config.models[config.model])
+    warnings.push(
+      `model "${config.model}" is not defined under models; defined: ${Object.keys(config.models).join(', ')}`,
+    );
   const summary = untrustedSummary(trust);
   if (summary) warnings.push(summary);
-
   return {
     workspace,
     root: workspace.root,
     config,
-    servers,
-    origins,
+    servers: resolveServers(config, merged.serverSource, trust),
+    origins: merged.origins,
     files,
     warnings,
     trust,
-    policy,
+    policy: merged.policy,
     protectedPlaces: protectedPlaces(workspace.root, env, mcpConfigEnv ? [mcpConfigEnv] : []),
   };
 };

@@ -5,16 +5,19 @@ import { fileURLToPath } from 'node:url';
 import { NifflerError } from '../errors.ts';
 import { isSameProcess, reapGroups } from '../../workers/shared/process-group.ts';
 import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
-import { distFile, isSourceRun } from '../threads/entry.ts';
+import { distFile, isSourceRun, workerExecArgv } from '../threads/entry.ts';
 import { connectSocket, type EngineClient } from './client.ts';
 import { daemonTimeoutMs, isUnresponsive, notResponding } from './deadline.ts';
 import { isNoDaemon } from './one-shot.ts';
 import { readPidFile } from './pid-file.ts';
 
-/** The daemon entry: `dist/daemon.js` in a build, the TypeScript source (via tsx) in dev and tests. */
+/**
+ * The daemon entry: `dist/daemon.js` in a build, the TypeScript source in dev and tests (through
+ * tsx, named by its resolved path as for the workers: a run from source works from any directory).
+ */
 const daemonCommand = (): { file: string; execArgv: string[] } =>
   isSourceRun()
-    ? { file: fileURLToPath(new URL('./main.ts', import.meta.url)), execArgv: ['--import', 'tsx'] }
+    ? { file: fileURLToPath(new URL('./main.ts', import.meta.url)), execArgv: workerExecArgv() }
     : { file: fileURLToPath(distFile('daemon.js')), execArgv: [] };
 
 /**
@@ -91,7 +94,9 @@ const waitForHolder = async (
       (holder !== null && !isAlive(holder)) || (await tryConnect(paths, timeoutMs, true)) !== null,
     timeoutMs,
   );
-  if (!settled) throw notResponding(paths.pidFile, paths.socket, timeoutMs);
+  // A holder that could not be named may have been on its way out: the caller tries again.
+  if (!settled && holder !== null && isAlive(holder))
+    throw notResponding(paths.pidFile, paths.socket, timeoutMs);
 };
 
 /**

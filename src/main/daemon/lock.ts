@@ -1,11 +1,15 @@
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import net from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { shortHash } from '../paths.ts';
 import { readPidFile, writePidFile } from './pid-file.ts';
 
 /** A daemon's claim on its workspace, held from start to exit. */
 export interface DaemonLock {
-  /** Gives the claim up (at exit; a killed process gives it up by dying). */
+  /**
+   * Gives the claim up: once a stopping daemon has closed its socket (a successor may start while
+   * it ends its servers), and at exit; a killed process gives it up by dying. Safe to call twice.
+   */
   release(): Promise<void>;
 }
 
@@ -14,6 +18,11 @@ export type LockAttempt = { ok: true; lock: DaemonLock } | { ok: false; holder: 
 
 /** How long the holder of the lock may take to say its pid. */
 const PROBE_MS = 1_000;
+/**
+ * How long a lock whose holder cannot be named is tried again: a process killed a moment ago
+ * holds it until the kernel has closed its files.
+ */
+const DYING_HOLDER_MS = 3_000;
 
 /**
  * Takes the lifetime lock of the daemon whose socket is `socket`, and writes `pidFile`. On Linux
@@ -30,25 +39,31 @@ export const acquireLock = async (socket: string, pidFile: string): Promise<Lock
     connection.on('error', () => {});
     connection.end(`${process.pid}\n`);
   });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(name, () => resolve());
+  for (const deadline = Date.now() + DYING_HOLDER_MS; ;) {
+    const taken = await new Promise<boolean>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        error.code === 'EADDRINUSE' ? resolve(false) : reject(error),
+      );
+      server.listen(name, () => resolve(true));
     });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    return { ok: false, holder: (await probeHolder(name)) ?? readPidFile(pidFile) };
+    if (taken) break;
+    server.removeAllListeners('error');
+    const holder = (await probeHolder(name)) ?? readPidFile(pidFile);
+    if (holder !== null || Date.now() > deadline) return { ok: false, holder };
+    await delay(50);
   }
   // The lock never keeps the daemon alive by itself.
   server.unref();
   writePidFile(pidFile);
+  let released: Promise<void> | undefined;
   return {
     ok: true,
     lock: {
-      release: async () => {
-        if (readPidFile(pidFile) === process.pid) rmSync(pidFile, { force: true });
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-      },
+      release: () =>
+        (released ??= new Promise<void>((resolve) => {
+          if (readPidFile(pidFile) === process.pid) rmSync(pidFile, { force: true });
+          server.close(() => resolve());
+        })),
     },
   };
 };

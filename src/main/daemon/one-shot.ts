@@ -83,97 +83,128 @@ export const askOnce = <M extends OneShotMethod>(
   params: ParamsOf<M>,
   deadline: Deadline = {},
 ): Promise<OneShot<M>> =>
-  new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath);
-    const reader = new FrameReader();
-    let hello: HelloResult | undefined;
-    let answer: Reply | undefined;
-    let connected = false;
-    let silence: NodeJS.Timeout | undefined;
-    const finish = (settle: () => void) => {
-      clearTimeout(silence);
-      socket.removeAllListeners('close');
-      // Closed at once: ending it politely would keep this process alive until the daemon
-      // closes its end too, a round trip (about 1 ms) for nothing.
-      socket.destroy();
-      settle();
-    };
-    const onMessages = (messages: unknown[]) => {
-      for (const message of messages as Reply[]) {
-        if (typeof message !== 'object' || message === null || Array.isArray(message))
-          throw new Error(`a message that is not an object: ${JSON.stringify(message)}`);
-        if (message.method !== undefined) {
-          // The daemon asking this front-end something (nothing a read-only command can answer),
-          // or telling it something (nothing it waits for).
-          if (message.id !== undefined && message.id !== null)
-            socket.write(
-              frame({
-                id: message.id,
-                error: { code: -32601, message: `${method} answers no ${message.method}` },
-              }),
-            );
-          continue;
-        }
-        if (message.id === HELLO_ID) {
-          if (message.error || !(message.result as HelloResult | undefined)?.ok)
-            return finish(() => resolve({ kind: 'refused' }));
-          hello = message.result as HelloResult;
-        } else if (message.id === ASK_ID) answer = message;
-      }
-      if (!hello || !answer) return;
-      const { result, error } = answer;
-      if (!error) return finish(() => resolve({ kind: 'answered', result: result as ResultOf<M> }));
-      finish(() =>
-        reject(
-          error.code === WIRE_ERROR_CODE && error.data
-            ? fromWire(error.data as WireError)
-            : unreachable(
-                method,
-                `the daemon failed (JSON-RPC error ${error.code}: ${error.message})`,
-                error,
-              ),
-        ),
-      );
-    };
-    const timeoutMs = deadline.timeoutMs ?? DEFAULT_DAEMON_TIMEOUT_MS;
-    const armSilence = () => {
-      clearTimeout(silence);
-      silence = setTimeout(
-        () => finish(() => reject(notResponding(deadline.pidFile ?? '', socketPath, timeoutMs))),
-        timeoutMs,
-      );
-    };
-    socket.on('data', (chunk: Buffer) => {
-      armSilence();
-      try {
-        onMessages(reader.push(chunk));
-      } catch (error) {
-        finish(() => reject(unreachable(method, 'the daemon sent what is not JSON-RPC', error)));
-      }
-    });
+  new Promise((resolve, reject) =>
+    new Exchange(socketPath, method, deadline, resolve, reject).start(client, params),
+  );
+
+/** One connection of `askOnce`: hello and the request out in one write, the two answers in. */
+class Exchange<M extends OneShotMethod> {
+  readonly #socket: net.Socket;
+  readonly #reader = new FrameReader();
+  #hello: HelloResult | undefined;
+  #answer: Reply | undefined;
+  #connected = false;
+  #silence: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly socketPath: string,
+    private readonly method: M,
+    private readonly deadline: Deadline,
+    private readonly resolve: (value: OneShot<M>) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    this.#socket = net.connect(socketPath);
+  }
+
+  start(client: string, params: ParamsOf<M>): void {
+    const socket = this.#socket;
+    socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     socket.on('error', (error) => {
-      if (!connected && isNoDaemon(error)) resolve({ kind: 'absent' });
-      else if (!connected) reject(error);
+      if (!this.#connected && isNoDaemon(error)) this.resolve({ kind: 'absent' });
+      else if (!this.#connected) this.reject(error);
       // After connecting, the close that follows reports it.
     });
     socket.on('close', () => {
-      clearTimeout(silence);
-      if (!connected) return;
-      if (!hello) resolve({ kind: 'refused' });
-      else reject(unreachable(method, 'the daemon closed the connection'));
+      clearTimeout(this.#silence);
+      if (!this.#connected) return;
+      if (!this.#hello) this.resolve({ kind: 'refused' });
+      else this.reject(unreachable(this.method, 'the daemon closed the connection'));
     });
     socket.once('connect', () => {
-      connected = true;
-      armSilence();
+      this.#connected = true;
+      this.#armSilence();
       socket.write(
         frame({
           id: HELLO_ID,
           method: 'hello',
           params: { version: VERSION, pid: process.pid, client },
-        }) + frame({ id: ASK_ID, method, params }),
+        }) + frame({ id: ASK_ID, method: this.method, params }),
       );
     });
-  });
+  }
+
+  #finish(settle: () => void): void {
+    clearTimeout(this.#silence);
+    this.#socket.removeAllListeners('close');
+    // Closed at once: ending it politely would keep this process alive until the daemon closes
+    // its end too, a round trip (about 1 ms) for nothing.
+    this.#socket.destroy();
+    settle();
+  }
+
+  /** Any byte is a sign of life (the daemon's heartbeats too): the silence deadline starts again. */
+  #armSilence(): void {
+    clearTimeout(this.#silence);
+    const timeoutMs = this.deadline.timeoutMs ?? DEFAULT_DAEMON_TIMEOUT_MS;
+    this.#silence = setTimeout(
+      () =>
+        this.#finish(() =>
+          this.reject(notResponding(this.deadline.pidFile ?? '', this.socketPath, timeoutMs)),
+        ),
+      timeoutMs,
+    );
+  }
+
+  #onData(chunk: Buffer): void {
+    this.#armSilence();
+    try {
+      for (const message of this.#reader.push(chunk) as Reply[]) this.#onMessage(message);
+      if (this.#hello && this.#answer) this.#settle(this.#answer);
+    } catch (error) {
+      this.#finish(() =>
+        this.reject(unreachable(this.method, 'the daemon sent what is not JSON-RPC', error)),
+      );
+    }
+  }
+
+  #onMessage(message: Reply): void {
+    if (typeof message !== 'object' || message === null || Array.isArray(message))
+      throw new Error(`a message that is not an object: ${JSON.stringify(message)}`);
+    if (message.method !== undefined) {
+      // The daemon asking this front-end something (nothing a read-only command can answer), or
+      // telling it something (nothing it waits for).
+      if (message.id !== undefined && message.id !== null)
+        this.#socket.write(
+          frame({
+            id: message.id,
+            error: { code: -32601, message: `${this.method} answers no ${message.method}` },
+          }),
+        );
+      return;
+    }
+    if (message.id === HELLO_ID) {
+      if (message.error || !(message.result as HelloResult | undefined)?.ok)
+        return this.#finish(() => this.resolve({ kind: 'refused' }));
+      this.#hello = message.result as HelloResult;
+    } else if (message.id === ASK_ID) this.#answer = message;
+  }
+
+  #settle({ result, error }: Reply): void {
+    if (!error)
+      return this.#finish(() => this.resolve({ kind: 'answered', result: result as ResultOf<M> }));
+    this.#finish(() =>
+      this.reject(
+        error.code === WIRE_ERROR_CODE && error.data
+          ? fromWire(error.data as WireError)
+          : unreachable(
+              this.method,
+              `the daemon failed (JSON-RPC error ${error.code}: ${error.message})`,
+              error,
+            ),
+      ),
+    );
+  }
+}
 
 /**
  * One read-only request to the daemon of `root`: asked with `askOnce` when a daemon of this version

@@ -9,9 +9,10 @@ import { reapGroups } from '../../workers/shared/process-group.ts';
 import { pruneOutputs } from '../../workers/shared/prune.ts';
 import { secretsKeeper } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
-import { Engine } from '../engine/engine.ts';
+import type { Engine } from '../engine/engine.ts';
 import { createLogger, parseLogLevel, type Logger } from '../log.ts';
 import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
+import { McpHost, type BootedMcpWorker } from '../threads/mcp.ts';
 import { serveConnection } from './connection.ts';
 import { acquireLock } from './lock.ts';
 import { DaemonSocket } from './socket.ts';
@@ -58,7 +59,14 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
   }
   try {
     const keeper = secretsKeeper(env);
-    await serve(options, env, paths, log, (config) => (secrets = keeper(config)));
+    // The servers are what a cold start waits for: the MCP worker loads its code while this thread
+    // loads the engine's and reads the config.
+    const mcpWorker = McpHost.boot();
+    await serve(options, env, paths, log, {
+      onConfig: (config) => (secrets = keeper(config)),
+      release: () => void claim.lock.release(),
+      mcpWorker,
+    });
   } finally {
     await claim.lock.release();
   }
@@ -96,22 +104,54 @@ const reapPredecessor = async (paths: NifflerPaths, log: Logger): Promise<void> 
     });
 };
 
+interface ServeHooks {
+  onConfig: (config: Config) => void;
+  /** Gives the workspace's lock up: called once the stopping daemon has closed its socket. */
+  release: () => void;
+  mcpWorker: BootedMcpWorker;
+}
+
+/**
+ * The engine of this daemon. Its code loads only now, after the MCP worker was started: the
+ * servers spawn while this thread loads it.
+ */
+const startEngine = async (
+  options: DaemonOptions,
+  env: Env,
+  paths: NifflerPaths,
+  log: Logger,
+  hooks: ServeHooks & { stop: (reason: string) => void; onActivity: () => void },
+): Promise<Engine> => {
+  const { Engine } = await import('../engine/engine.ts');
+  return Engine.create({
+    root: options.root,
+    env,
+    log,
+    socket: paths.socket,
+    // A short grace lets the reply that asked for the stop reach its client first.
+    onStopRequested: (reason) => void setTimeout(() => hooks.stop(reason), 50),
+    onActivity: hooks.onActivity,
+    onConfig: (loaded) => hooks.onConfig(loaded.config),
+    mcpWorker: hooks.mcpWorker,
+  });
+};
+
 const serve = async (
   options: DaemonOptions,
   env: Env,
   paths: NifflerPaths,
   log: Logger,
-  onConfig: (config: Config) => void,
+  hooks: ServeHooks,
 ): Promise<void> => {
   log.info('daemon starting', { root: options.root, socket: paths.socket });
   await reapPredecessor(paths, log);
   let stopping: Promise<void> | undefined;
-  let idleTimer: NodeJS.Timeout | undefined;
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const sockets = new Set<net.Socket>();
   // Undone first thing on stop: the idle timer, the pruning, the socket (as far as they exist).
-  const cleanups: (() => void)[] = [() => clearTimeout(idleTimer)];
+  const idle = idleStop((reason) => void stop(reason));
+  const cleanups: (() => void)[] = [idle.clear];
 
   const stop = (reason: string): Promise<void> => {
     stopping ??= (async () => {
@@ -128,38 +168,55 @@ const serve = async (
     return stopping;
   };
 
-  const armIdleTimer = () => {
-    clearTimeout(idleTimer);
-    const minutes = engine.loaded?.config.daemon.idleMinutes ?? 30;
-    if (minutes <= 0 || engine.clients > 0 || engine.runningTurns > 0) return;
-    idleTimer = setTimeout(() => void stop(`idle for ${minutes} min`), minutes * 60_000);
-  };
-
-  const engine = await Engine.create({
-    root: options.root,
-    env,
-    log,
-    socket: paths.socket,
-    // A short grace lets the reply that asked for the stop reach its client first.
-    onStopRequested: (reason) => void setTimeout(() => void stop(reason), 50),
-    onActivity: () => armIdleTimer(),
-    onConfig: (loaded) => onConfig(loaded.config),
+  const engine: Engine = await startEngine(options, env, paths, log, {
+    ...hooks,
+    stop: (reason) => void stop(reason),
+    onActivity: () => idle.arm(engine),
   });
   cleanups.push(pruneOutputsNowAndThen(engine, paths, log));
-  const socket = await DaemonSocket.listen(paths.socket, acceptor(engine, log, sockets), {
+  const socket = await listen(paths, log, acceptor(engine, log, sockets), stop);
+  // Stopping, it serves no more: a successor may take the workspace while its servers are ended.
+  const closeSocket = () => {
+    socket.close();
+    hooks.release();
+  };
+  if (stopping) closeSocket();
+  else cleanups.push(closeSocket);
+  log.info('daemon listening', { socket: paths.socket });
+  idle.arm(engine);
+  engine.warmWhenIdle();
+  options.onListening?.();
+  await untilSignalOr(done, stop);
+};
+
+/** Stops the daemon (`stop`) after `daemon.idleMinutes` with no client and no running turn. */
+const idleStop = (stop: (reason: string) => void) => {
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    arm: (engine: Engine): void => {
+      clearTimeout(timer);
+      const minutes = engine.loaded?.config.daemon.idleMinutes ?? 30;
+      if (minutes <= 0 || engine.clients > 0 || engine.runningTurns > 0) return;
+      timer = setTimeout(() => stop(`idle for ${minutes} min`), minutes * 60_000);
+    },
+    clear: (): void => clearTimeout(timer),
+  };
+};
+
+/** Listens on the workspace's socket, kept in place (see DaemonSocket); `stop` if it cannot be. */
+const listen = (
+  paths: NifflerPaths,
+  log: Logger,
+  accept: (socket: net.Socket) => void,
+  stop: (reason: string) => Promise<void>,
+): Promise<DaemonSocket> =>
+  DaemonSocket.listen(paths.socket, accept, {
     recreated: () => log.warn('the socket was deleted; made it again', { socket: paths.socket }),
     lost: (why) => {
       log.error(`exiting: ${why}`);
       void stop(why);
     },
   });
-  if (stopping) socket.close();
-  else cleanups.push(() => socket.close());
-  log.info('daemon listening', { socket: paths.socket });
-  armIdleTimer();
-  options.onListening?.();
-  await untilSignalOr(done, stop);
-};
 
 /** Serves the engine on each connection to the socket; `sockets` tracks them for the stop. */
 const acceptor =

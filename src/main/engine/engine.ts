@@ -18,7 +18,7 @@ import type {
   ResultOf,
 } from '../protocol.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
-import { McpHost, mcpWorkerData, type McpHostEvent } from '../threads/mcp.ts';
+import { McpHost, mcpWorkerData, type BootedMcpWorker, type McpHostEvent } from '../threads/mcp.ts';
 import { Gateway } from '../gateway/gateway.ts';
 import { isLoopbackHost } from '../gateway/token.ts';
 import { ToolsHost } from '../threads/tools.ts';
@@ -55,6 +55,8 @@ export interface EngineOptions {
   onActivity?: () => void;
   /** Called with each config loaded, at start and at every good reload, before it is applied. */
   onConfig?: (loaded: LoadedConfig) => void;
+  /** An MCP worker already loading its code (a cold daemon boots it first): given its data. */
+  mcpWorker?: BootedMcpWorker;
 }
 
 interface ActiveTurn {
@@ -88,6 +90,7 @@ export class Engine implements EngineHandlers {
     return this.#snapshotStore;
   }
   #stopWatching: () => void = () => {};
+  #stopWarming: () => void = () => {};
   #closed = false;
 
   private constructor(
@@ -128,9 +131,11 @@ export class Engine implements EngineHandlers {
     if (configError) options.log.error('config invalid at start', { error: configError });
     // Without a daemon servers start anew for every command: no probe that costs a spawn each time.
     const probe = options.socket !== null;
-    const mcp = await McpHost.start(mcpWorkerData(options.root, loaded, paths, { env, probe }), {
-      logger: options.log.child({ scope: 'mcp' }),
-    });
+    const mcp = await McpHost.start(
+      mcpWorkerData(options.root, loaded, paths, { env, probe }),
+      { logger: options.log.child({ scope: 'mcp' }) },
+      options.mcpWorker,
+    );
     const engine = new Engine(options, loaded, configError, mcp);
     await engine.approvals.load();
     return engine;
@@ -576,10 +581,42 @@ export class Engine implements EngineHandlers {
     });
   }
 
+  /**
+   * Builds what a first turn would otherwise build while the user waits — the API worker with
+   * the model's client library loaded, the model's context window asked of its provider, the
+   * tools pool and its definitions — once the servers are done starting (at most 10 s on), so it
+   * does not compete with them. For the daemon; an in-process engine serves one command.
+   */
+  warmWhenIdle(): void {
+    const controller = new AbortController();
+    this.#stopWarming = () => controller.abort();
+    void waitForServers(this, undefined, controller.signal, 10_000)
+      .catch(() => [])
+      .then(() => (controller.signal.aborted ? undefined : this.#prewarm()));
+  }
+
+  async #prewarm(): Promise<void> {
+    if (this.#closed || !this.#loaded) return;
+    this.tools.definitions();
+    try {
+      const model = resolveModelSpec(
+        this.config,
+        this.config.model,
+        this.options.env ?? process.env,
+      );
+      this.api.warm(model.provider);
+      await this.#windows.resolve(model, this.config.models[this.config.model]?.contextWindow);
+    } catch (error) {
+      // No model configured or no key yet: the first turn says so itself.
+      this.options.log.debug('nothing to warm for the model', { error: String(error) });
+    }
+  }
+
   /** Stops watching, ends every session, server and pool task (no orphan processes). */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stopWarming();
     this.#stopWatching();
     await this.#gateway?.close();
     await Promise.allSettled([

@@ -364,16 +364,20 @@ export class Session {
     signal: AbortSignal,
   ): Promise<TurnSummary> {
     const { maxSteps } = this.deps.config().config.agent;
+    const mcp = this.deps.mcp;
     const tableFor = () => ({ model, config: this.deps.config() });
-    let table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled, tableFor());
+    let toolsAt = mcp.toolsVersion;
+    let table = await buildToolTable(this.deps.tools, mcp, this.disabled, tableFor());
     const system = await this.#systemPrompt(table.size > 0, params, io, signal);
     for (turn.steps = 1; turn.steps <= maxSteps; turn.steps++) {
       if (signal.aborted) return await this.#end(turn, 'cancelled', io);
       // Everything so far is on disk before the model is asked again.
       await this.#flush();
-      // The tools of a server that became ready meanwhile join this request.
-      if (turn.steps > 1)
-        table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled, tableFor());
+      // The tools of a server that became ready meanwhile join this request (rebuilt only then).
+      if (turn.steps > 1 && (toolsAt === undefined || toolsAt !== mcp.toolsVersion)) {
+        toolsAt = mcp.toolsVersion;
+        table = await buildToolTable(this.deps.tools, mcp, this.disabled, tableFor());
+      }
       const { step, tools } = await this.#step(turn, model, system, table, io, signal);
       const outcome = await this.#afterStep(turn, step, tools, params, io, signal);
       if (outcome) return await this.#end(turn, outcome, io);

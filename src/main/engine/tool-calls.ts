@@ -26,6 +26,8 @@ export interface BuiltinTools {
 /** The MCP worker as the loop sees it. */
 export interface McpTools {
   listTools(): Promise<McpToolInfo[]>;
+  /** Goes up whenever a server's tools change (absent: assume they may have). */
+  readonly toolsVersion?: number;
   callTool(
     name: string,
     args: Record<string, unknown>,

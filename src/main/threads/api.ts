@@ -12,7 +12,7 @@ import type {
   RetrySettings,
   StreamRequest,
 } from '../../workers/protocol/api.ts';
-import { startWorker } from './entry.ts';
+import { exitCause, startWorker } from './entry.ts';
 
 /** Defaults for what config does not say: retries before the first token, and the stall timer. */
 export const DEFAULT_RETRY: RetrySettings = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
@@ -190,6 +190,17 @@ export class ApiHost {
     }
   }
 
+  /**
+   * Starts the worker and has it load `provider`'s client library now, so a first turn does not
+   * wait for either. The worker stays unreferenced: warming keeps no process alive.
+   */
+  warm(provider: ModelSpec['provider']): void {
+    if (this.#closed) return;
+    const worker = this.#ensureWorker();
+    if (this.#streams.size === 0) worker.unref();
+    this.#post({ type: 'warm', provider });
+  }
+
   /** Whether `auto` moved this model to the text protocol in this process. */
   usesTextProtocol(model: ModelSpec): boolean {
     return this.#textOnly.has(modelKey(model));
@@ -220,18 +231,16 @@ export class ApiHost {
     const worker = startWorker('api');
     this.#worker = worker;
     this.#ready = false;
-    let startError: Error | undefined;
     worker.on('message', (message: ApiEvent) => this.#onMessage(message));
-    worker.on('error', (error: Error) => {
-      startError = error;
-      this.#log.error('api worker failed', { error: error.message });
-    });
+    worker.on('error', (error: Error) =>
+      this.#log.error('api worker failed', { error: error.message }),
+    );
     worker.on('exit', (code) => {
       if (this.#worker !== worker) return;
       this.#worker = undefined;
       const why = this.#ready
-        ? `the API worker exited (code ${code})`
-        : `the API worker died while starting (code ${code})${startError ? `: ${startError.message}` : ''}`;
+        ? `the API worker exited (code ${code})${exitCause(worker)}`
+        : `the API worker died while starting (code ${code})${exitCause(worker)}`;
       const error = new NifflerError('worker-exited', `${why}; the request was lost, try again`, {
         code,
       });

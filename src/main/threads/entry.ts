@@ -1,4 +1,7 @@
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { compileCacheDir, type WorkerStart } from '../../workers/shared/compile-cache.ts';
 
 export type WorkerName = 'mcp' | 'api' | 'tools';
 
@@ -20,12 +23,44 @@ export const workerFile = (name: WorkerName): URL =>
     ? new URL(`../../workers/${name}/worker.ts`, import.meta.url)
     : distFile(`workers/${name}.js`);
 
-/** `execArgv` that lets a worker load TypeScript in dev and tests; nothing in a build. */
-export const workerExecArgv = (): string[] => (isSource ? ['--import', 'tsx'] : []);
+/**
+ * `execArgv` that lets a worker load TypeScript in dev and tests; nothing in a build. tsx is named
+ * by its resolved path: as a bare `tsx` it would be looked up from the current directory, and a
+ * run from source started elsewhere would fail to start its workers.
+ */
+export const workerExecArgv = (): string[] =>
+  isSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
 
-/** Starts a worker thread from the one place that knows where worker files live. */
-export const startWorker = (name: WorkerName, options: WorkerOptions = {}): Worker =>
-  new Worker(workerFile(name), {
+const causes = new WeakMap<Worker, Error>();
+
+/**
+ * Why a worker ended, in words to follow its exit code: the error it threw (uncaught, or while
+ * loading its code), or nothing when it exited on purpose.
+ */
+export const exitCause = (worker: Worker): string => {
+  const error = causes.get(worker);
+  return error ? `: ${error.message.split('\n')[0]}` : '';
+};
+
+/**
+ * Starts a worker thread from the one place that knows where worker files live. Its `workerData`
+ * is a `WorkerStart`: `data` (if any) with this thread's compile cache directory.
+ */
+export const startWorker = <T>(
+  name: WorkerName,
+  data?: T,
+  options: Omit<WorkerOptions, 'workerData'> = {},
+): Worker => {
+  const cache = compileCacheDir();
+  const start: WorkerStart<T> = {
+    ...(cache ? { compileCache: cache } : {}),
+    ...(data !== undefined ? { data } : {}),
+  };
+  const worker = new Worker(workerFile(name), {
     ...options,
+    workerData: start,
     execArgv: [...workerExecArgv(), ...(options.execArgv ?? [])],
   });
+  worker.on('error', (error) => causes.set(worker, error));
+  return worker;
+};

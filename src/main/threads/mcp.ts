@@ -25,10 +25,11 @@ import type {
   McpToolInfo,
   McpTraceEntry,
   McpWorkerData,
+  McpWorkerInit,
 } from '../../workers/protocol/mcp.ts';
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
 import { killGroup } from '../../workers/shared/process-group.ts';
-import { startWorker } from './entry.ts';
+import { exitCause, startWorker } from './entry.ts';
 import { RpcChannel, type RpcProgress } from './rpc.ts';
 
 const toOAuthSpec = (oauth: NonNullable<ResolvedServer['definition']['oauth']>): McpOAuthSpec => ({
@@ -187,6 +188,12 @@ const toCallFailure = (error: unknown): ToolResult => {
   return { ok: false, error: { code, message: e.message } };
 };
 
+/** An MCP worker started ahead of its data (McpHost.boot). */
+export interface BootedMcpWorker {
+  readonly worker: Worker;
+  exited: boolean;
+}
+
 /**
  * Owns the MCP worker thread: typed requests, push events, server-initiated elicitation and
  * sampling (declined with a reason when no handler answers), respawn on a crash, and `close()`
@@ -204,6 +211,7 @@ export class McpHost {
   private readonly askers = new Map<number, Pick<CallToolOptions, 'onElicit' | 'onSample'>>();
   private nextAsker = 1;
   private closing: Promise<void> | undefined;
+  #toolsVersion = 0;
   private readonly onProcessExit = () => this.killServers('SIGKILL');
 
   private constructor(
@@ -211,12 +219,31 @@ export class McpHost {
     private readonly options: McpHostOptions,
   ) {}
 
-  /** Starts the worker; resolves once it runs (servers keep starting in the background). */
-  static async start(data: McpWorkerData, options: McpHostOptions = {}): Promise<McpHost> {
+  /**
+   * Starts the worker; resolves once it runs (servers keep starting in the background). With a
+   * `booted` worker (McpHost.boot), that one is given its data instead.
+   */
+  static async start(
+    data: McpWorkerData,
+    options: McpHostOptions = {},
+    booted?: BootedMcpWorker,
+  ): Promise<McpHost> {
     const host = new McpHost(data, options);
-    await host.spawn();
+    await host.spawn(booted);
     process.on('exit', host.onProcessExit);
     return host;
+  }
+
+  /**
+   * Starts the MCP worker before its data is known: it loads the MCP client code while the caller
+   * reads the config, and waits for `start(data, options, booted)`. A cold daemon's first step,
+   * so that its servers spawn as early as they can.
+   */
+  static boot(): BootedMcpWorker {
+    const worker = startWorker('mcp');
+    const booted: BootedMcpWorker = { worker, exited: false };
+    worker.once('exit', () => (booted.exited = true));
+    return booted;
   }
 
   /** Subscribes to push events; returns the unsubscribe function. */
@@ -246,6 +273,11 @@ export class McpHost {
         ...(spec?.limits ? { limits: spec.limits } : {}),
       };
     });
+  }
+
+  /** Goes up whenever a server's tools change: a list taken at one version holds until the next. */
+  get toolsVersion(): number {
+    return this.#toolsVersion;
   }
 
   listTools(): Promise<McpToolInfo[]> {
@@ -461,8 +493,17 @@ export class McpHost {
     process.off('exit', this.onProcessExit);
   }
 
-  private spawn(): Promise<void> {
-    const worker = startWorker('mcp', { workerData: this.data });
+  private spawn(booted?: BootedMcpWorker): Promise<void> {
+    // A booted worker that died meanwhile (its code failed to load): the error says why.
+    if (booted?.exited)
+      return Promise.reject(
+        new NifflerError(
+          'worker-exited',
+          `the MCP worker exited while starting${exitCause(booted.worker)}`,
+        ),
+      );
+    const worker = booted?.worker ?? startWorker('mcp', this.data);
+    if (booted) worker.postMessage({ type: 'init', data: this.data } satisfies McpWorkerInit);
     this.worker = worker;
     this.rpc = new RpcChannel<McpCalls>(worker, {
       defaultTimeoutMs: this.options.requestTimeoutMs,
@@ -485,9 +526,11 @@ export class McpHost {
         }),
       );
       worker.once('exit', (code) => {
-        const error = new NifflerError('worker-exited', `the MCP worker exited with code ${code}`, {
-          code,
-        });
+        const error = new NifflerError(
+          'worker-exited',
+          `the MCP worker exited with code ${code}${exitCause(worker)}`,
+          { code },
+        );
         this.rpc.rejectAll(error);
         if (!ready) return reject(error);
         if (this.closing) return;
@@ -518,6 +561,9 @@ export class McpHost {
         this.emit(event);
         return;
       case 'tools-changed':
+        this.#toolsVersion++;
+        this.emit(event);
+        return;
       case 'prompts-changed':
       case 'resources-changed':
       case 'server-log':

@@ -13,6 +13,9 @@ const PROVIDERS: Record<Provider, () => Promise<ProviderStream>> = {
   ollama: async () => (await import('./providers/ollama.ts')).streamOllama,
 };
 
+/** A provider's stream function, its client library loaded (once: imports are cached). */
+export const loadProvider = (provider: Provider): Promise<ProviderStream> => PROVIDERS[provider]();
+
 type Emit = (event: LlmEvent) => void;
 type Protocol = 'native' | 'text';
 
@@ -23,16 +26,8 @@ const newId = (): string => `call_${randomUUID().replaceAll('-', '').slice(0, 24
 
 const STARTED = new Set<LlmEvent['type']>(['text', 'reasoning', 'tool-call', 'tool-call-invalid']);
 
-/** One HTTP attempt: stall timer, text-protocol parsing, and the stop after a text call. */
-const runAttempt = async (
-  request: StreamRequest,
-  protocol: Protocol,
-  signal: AbortSignal,
-  emit: Emit,
-  log: WorkerLog,
-  progress: { started: boolean },
-): Promise<void> => {
-  const { model } = request;
+/** An attempt's own abort: the caller's signal, the stall timer, or the attempt's end. */
+const attemptController = (signal: AbortSignal, model: StreamRequest['model']) => {
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
@@ -45,6 +40,62 @@ const runAttempt = async (
         { retryable: true, data: { url: model.baseUrl, stallTimeoutMs: model.stallTimeoutMs } },
       ),
     );
+  return {
+    controller,
+    stalled,
+    release: () => {
+      signal.removeEventListener('abort', onAbort);
+      if (!controller.signal.aborted) controller.abort(new LlmFailure('canceled', 'attempt over'));
+    },
+  };
+};
+
+/**
+ * Passes one provider event on: `done` ends the attempt (true), text goes through the text-tool
+ * parser when there is one (which may end it once its calls are complete), the rest as it is.
+ */
+const relay = (
+  event: LlmEvent,
+  parser: ReturnType<typeof createTextProtocolParser> | undefined,
+  protocol: Protocol,
+  emit: Emit,
+  forward: Emit,
+  controller: AbortController,
+): boolean => {
+  if (event.type === 'done') {
+    controller.signal.throwIfAborted();
+    if (parser) for (const e of parser.end()) forward(e);
+    const calls = parser?.callCount ?? 0;
+    emit({
+      ...event,
+      stopReason: calls > 0 ? 'tool-calls' : event.stopReason,
+      toolProtocol: protocol,
+    });
+    return true;
+  }
+  if (!parser || event.type !== 'text') {
+    forward(event);
+    return false;
+  }
+  for (const e of parser.push(event.text)) forward(e);
+  if (!parser.isStopped) return false;
+  // The calls are complete: end the HTTP stream instead of reading what follows.
+  controller.abort(new LlmFailure('canceled', 'text tool call complete'));
+  emit({ type: 'done', stopReason: 'tool-calls', toolProtocol: 'text' });
+  return true;
+};
+
+/** One HTTP attempt: stall timer, text-protocol parsing, and the stop after a text call. */
+const runAttempt = async (
+  request: StreamRequest,
+  protocol: Protocol,
+  signal: AbortSignal,
+  emit: Emit,
+  log: WorkerLog,
+  progress: { started: boolean },
+): Promise<void> => {
+  const { model } = request;
+  const { controller, stalled, release } = attemptController(signal, model);
   /** The stall timer: started once, restarted (`refresh`) by every event. */
   let timer: NodeJS.Timeout | undefined;
   const forward = (event: LlmEvent) => {
@@ -67,28 +118,7 @@ const runAttempt = async (
     });
     for await (const event of events) {
       timer.refresh();
-      if (event.type === 'done') {
-        controller.signal.throwIfAborted();
-        if (parser) for (const e of parser.end()) forward(e);
-        const calls = parser?.callCount ?? 0;
-        emit({
-          ...event,
-          stopReason: calls > 0 ? 'tool-calls' : event.stopReason,
-          toolProtocol: protocol,
-        });
-        return;
-      }
-      if (parser && event.type === 'text') {
-        for (const e of parser.push(event.text)) forward(e);
-        if (parser.isStopped) {
-          // The calls are complete: end the HTTP stream instead of reading what follows.
-          controller.abort(new LlmFailure('canceled', 'text tool call complete'));
-          emit({ type: 'done', stopReason: 'tool-calls', toolProtocol: 'text' });
-          return;
-        }
-        continue;
-      }
-      forward(event);
+      if (relay(event, parser, protocol, emit, forward, controller)) return;
     }
     controller.signal.throwIfAborted();
     throw new LlmFailure(
@@ -100,8 +130,7 @@ const runAttempt = async (
     );
   } finally {
     clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort);
-    if (!controller.signal.aborted) controller.abort(new LlmFailure('canceled', 'attempt over'));
+    release();
   }
 };
 

@@ -48,182 +48,226 @@ const heldBackLength = (text: string): number => {
   return fence ? text.length - fence.index : keep;
 };
 
-/** Creates a parser; `makeId` names each call (the text protocol has no ids of its own). */
-export const createTextProtocolParser = (makeId: () => string): TextProtocolParser => {
-  let mode: Mode = 'text';
-  let buffer = '';
-  let calls = 0;
-  let out: TextProtocolEvent[] = [];
-  // In `object` mode `buffer` holds only text not scanned yet: what was scanned moved to `parts`,
-  // and the scan's state is kept here. A long call streamed in small chunks is thus scanned once,
-  // and never rebuilt into one growing string (each look at such a string copies all of it).
-  let parts: string[] = [];
-  let partsLength = 0;
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
+/**
+ * Where a JSON object's scan stopped, kept between chunks: a long call streamed in small chunks
+ * is scanned once, and never rebuilt into one growing string (each look at such a string copies
+ * all of it).
+ */
+class ObjectScan {
+  parts: string[] = [];
+  length = 0;
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
 
-  /**
-   * Scans `text` on from where the last scan stopped: the index in `text` just past the `}`
-   * closing the object, or -1 if it is not closed yet.
-   */
-  const scanObject = (text: string): number => {
+  /** The index in `text` just past the `}` closing the object, or -1 if it is not closed yet. */
+  scan(text: string): number {
     for (let i = 0; i < text.length; i++) {
       const c = text[i];
-      if (inString) {
-        if (escaped) escaped = false;
-        else if (c === '\\') escaped = true;
-        else if (c === '"') inString = false;
-      } else if (c === '"') inString = true;
-      else if (c === '{') depth++;
-      else if (c === '}' && --depth === 0) return i + 1;
+      if (this.#inString) {
+        if (this.#escaped) this.#escaped = false;
+        else if (c === '\\') this.#escaped = true;
+        else if (c === '"') this.#inString = false;
+      } else if (c === '"') this.#inString = true;
+      else if (c === '{') this.#depth++;
+      else if (c === '}' && --this.#depth === 0) return i + 1;
     }
     return -1;
-  };
+  }
 
-  const emitText = (text: string) => {
-    if (text) out.push({ type: 'text', text });
-  };
-  const invalid = (raw: string, message: string, name = '') => {
-    calls++;
-    out.push({ type: 'tool-call-invalid', id: makeId(), name, raw, message });
-  };
-  const emitCall = (raw: string) => {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch (error) {
-      invalid(raw, `TOOL_CALL is not valid JSON (${(error as Error).message}). ${FORMAT_HINT}`);
-      return;
-    }
-    const name = isObject(parsed) && typeof parsed['name'] === 'string' ? parsed['name'] : '';
-    if (!isObject(parsed) || !name) {
-      invalid(raw, `TOOL_CALL needs "name" (a string) and "args" (an object). ${FORMAT_HINT}`);
-      return;
-    }
-    const args = parsed['args'] ?? parsed['arguments'] ?? parsed['parameters'] ?? {};
-    if (!isObject(args)) {
-      invalid(raw, `TOOL_CALL "args" must be a JSON object. ${FORMAT_HINT}`, name);
-      return;
-    }
-    calls++;
-    out.push({ type: 'tool-call', call: { id: makeId(), name, args } });
-  };
+  keep(text: string): void {
+    this.parts.push(text);
+    this.length += text.length;
+  }
+}
 
-  // One step of the state machine; returns whether it made progress.
-  const step = (final: boolean): boolean => {
-    switch (mode) {
-      case 'text': {
-        const at = buffer.indexOf(TOOL_CALL_MARKER);
-        if (at >= 0) {
-          emitText(buffer.slice(0, at).replace(FENCE_BEFORE_CALL, ''));
-          buffer = buffer.slice(at + TOOL_CALL_MARKER.length);
-          mode = 'json';
-          return true;
-        }
-        const keep = final ? 0 : heldBackLength(buffer);
-        emitText(buffer.slice(0, buffer.length - keep));
-        buffer = buffer.slice(buffer.length - keep);
-        return false;
-      }
-      case 'json': {
-        const start = buffer.search(/\S/);
-        if (start < 0) {
-          if (!final) return false;
-          invalid('', `nothing follows TOOL_CALL:. ${FORMAT_HINT}`);
-          buffer = '';
-          mode = 'after-call';
-          return true;
-        }
-        if (buffer[start] !== '{') {
-          const newline = buffer.indexOf('\n', start);
-          if (newline < 0 && !final) return false;
-          const raw = buffer.slice(start, newline < 0 ? undefined : newline).trim();
-          invalid(
-            raw,
-            `expected a JSON object after TOOL_CALL:, found ${JSON.stringify(raw)}. ${FORMAT_HINT}`,
-          );
-          buffer = newline < 0 ? '' : buffer.slice(newline);
-          mode = 'after-call';
-          return true;
-        }
-        buffer = buffer.slice(start);
-        parts = [];
-        partsLength = 0;
-        depth = 0;
-        inString = false;
-        escaped = false;
-        mode = 'object';
-        return true;
-      }
-      case 'object': {
-        const end = scanObject(buffer);
-        if (end < 0) {
-          parts.push(buffer);
-          partsLength += buffer.length;
-          buffer = '';
-          if (!final && partsLength <= MAX_CALL_CHARS) return false;
-          invalid(parts.join('').trim(), `the JSON after TOOL_CALL: is incomplete. ${FORMAT_HINT}`);
-          parts = [];
-          mode = 'after-call';
-          return true;
-        }
-        parts.push(buffer.slice(0, end));
-        emitCall(parts.join(''));
-        parts = [];
-        buffer = buffer.slice(end);
-        mode = 'after-call';
-        return true;
-      }
-      case 'after-call': {
-        for (;;) {
-          const skip = /^\s+/.exec(buffer) ?? /^```[\w-]*(?=\s)/.exec(buffer);
-          if (!skip) break;
-          buffer = buffer.slice(skip[0].length);
-        }
-        if (buffer.startsWith(TOOL_CALL_MARKER)) {
-          buffer = buffer.slice(TOOL_CALL_MARKER.length);
-          mode = 'json';
-          return true;
-        }
-        if (buffer === '') return false;
-        if (!final && (TOOL_CALL_MARKER.startsWith(buffer) || /^`{1,3}[\w-]*$/.test(buffer)))
-          return false;
-        // Whatever the model writes after its calls (often an invented result) is dropped.
-        mode = 'stopped';
-        buffer = '';
-        return true;
-      }
+/** The arguments of a parsed `TOOL_CALL`, or why they cannot be: its name, args, or an error. */
+const readCall = (
+  raw: string,
+): { name: string; args: Record<string, unknown> } | { name: string; error: string } => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    return {
+      name: '',
+      error: `TOOL_CALL is not valid JSON (${(error as Error).message}). ${FORMAT_HINT}`,
+    };
+  }
+  const name = isObject(parsed) && typeof parsed['name'] === 'string' ? parsed['name'] : '';
+  if (!isObject(parsed) || !name)
+    return {
+      name: '',
+      error: `TOOL_CALL needs "name" (a string) and "args" (an object). ${FORMAT_HINT}`,
+    };
+  const args = parsed['args'] ?? parsed['arguments'] ?? parsed['parameters'] ?? {};
+  if (!isObject(args))
+    return { name, error: `TOOL_CALL "args" must be a JSON object. ${FORMAT_HINT}` };
+  return { name, args };
+};
+
+/** The parser as a state machine: one method per mode, each saying whether it made progress. */
+class Parser implements TextProtocolParser {
+  #mode: Mode = 'text';
+  #buffer = '';
+  #calls = 0;
+  #out: TextProtocolEvent[] = [];
+  #object = new ObjectScan();
+
+  constructor(private readonly makeId: () => string) {}
+
+  push(chunk: string): TextProtocolEvent[] {
+    if (this.#mode === 'stopped') return [];
+    this.#buffer += chunk;
+    while (this.#step(false));
+    return this.#drain();
+  }
+
+  end(): TextProtocolEvent[] {
+    while (this.#step(true));
+    return this.#drain();
+  }
+
+  get isStopped(): boolean {
+    return this.#mode === 'stopped';
+  }
+
+  get callCount(): number {
+    return this.#calls;
+  }
+
+  #drain(): TextProtocolEvent[] {
+    const events = this.#out;
+    this.#out = [];
+    return events;
+  }
+
+  #text(text: string): void {
+    if (text) this.#out.push({ type: 'text', text });
+  }
+
+  #invalid(raw: string, message: string, name = ''): void {
+    this.#calls++;
+    this.#out.push({ type: 'tool-call-invalid', id: this.makeId(), name, raw, message });
+  }
+
+  #call(raw: string): void {
+    const read = readCall(raw);
+    if ('error' in read) return this.#invalid(raw, read.error, read.name);
+    this.#calls++;
+    this.#out.push({
+      type: 'tool-call',
+      call: { id: this.makeId(), name: read.name, args: read.args },
+    });
+  }
+
+  #step(final: boolean): boolean {
+    switch (this.#mode) {
+      case 'text':
+        return this.#inText(final);
+      case 'json':
+        return this.#beforeObject(final);
+      case 'object':
+        return this.#inObject(final);
+      case 'after-call':
+        return this.#afterCall(final);
       case 'stopped':
         return false;
     }
-  };
+  }
 
-  const drain = (): TextProtocolEvent[] => {
-    const events = out;
-    out = [];
-    return events;
-  };
+  /** Plain text until a `TOOL_CALL:`; what might still become one is held back. */
+  #inText(final: boolean): boolean {
+    const at = this.#buffer.indexOf(TOOL_CALL_MARKER);
+    if (at >= 0) {
+      this.#text(this.#buffer.slice(0, at).replace(FENCE_BEFORE_CALL, ''));
+      this.#buffer = this.#buffer.slice(at + TOOL_CALL_MARKER.length);
+      this.#mode = 'json';
+      return true;
+    }
+    const keep = final ? 0 : heldBackLength(this.#buffer);
+    this.#text(this.#buffer.slice(0, this.#buffer.length - keep));
+    this.#buffer = this.#buffer.slice(this.#buffer.length - keep);
+    return false;
+  }
 
-  return {
-    push(chunk) {
-      if (mode === 'stopped') return [];
-      buffer += chunk;
-      while (step(false));
-      return drain();
-    },
-    end() {
-      while (step(true));
-      return drain();
-    },
-    get isStopped() {
-      return mode === 'stopped';
-    },
-    get callCount() {
-      return calls;
-    },
-  };
-};
+  /** After `TOOL_CALL:`: the `{` that opens the call, or an error for what is there instead. */
+  #beforeObject(final: boolean): boolean {
+    const start = this.#buffer.search(/\S/);
+    if (start < 0) {
+      if (!final) return false;
+      this.#invalid('', `nothing follows TOOL_CALL:. ${FORMAT_HINT}`);
+      this.#buffer = '';
+      this.#mode = 'after-call';
+      return true;
+    }
+    if (this.#buffer[start] !== '{') {
+      const newline = this.#buffer.indexOf('\n', start);
+      if (newline < 0 && !final) return false;
+      const raw = this.#buffer.slice(start, newline < 0 ? undefined : newline).trim();
+      this.#invalid(
+        raw,
+        `expected a JSON object after TOOL_CALL:, found ${JSON.stringify(raw)}. ${FORMAT_HINT}`,
+      );
+      this.#buffer = newline < 0 ? '' : this.#buffer.slice(newline);
+      this.#mode = 'after-call';
+      return true;
+    }
+    this.#buffer = this.#buffer.slice(start);
+    this.#object = new ObjectScan();
+    this.#mode = 'object';
+    return true;
+  }
+
+  /** The call's object, to its closing `}`; too long or unfinished at the end is an error. */
+  #inObject(final: boolean): boolean {
+    const end = this.#object.scan(this.#buffer);
+    if (end < 0) {
+      this.#object.keep(this.#buffer);
+      this.#buffer = '';
+      if (!final && this.#object.length <= MAX_CALL_CHARS) return false;
+      this.#invalid(
+        this.#object.parts.join('').trim(),
+        `the JSON after TOOL_CALL: is incomplete. ${FORMAT_HINT}`,
+      );
+      this.#mode = 'after-call';
+      return true;
+    }
+    this.#object.keep(this.#buffer.slice(0, end));
+    this.#call(this.#object.parts.join(''));
+    this.#buffer = this.#buffer.slice(end);
+    this.#mode = 'after-call';
+    return true;
+  }
+
+  /** After a call: another call, whitespace or fences; anything else stops the stream. */
+  #afterCall(final: boolean): boolean {
+    for (;;) {
+      const skip = /^\s+/.exec(this.#buffer) ?? /^```[\w-]*(?=\s)/.exec(this.#buffer);
+      if (!skip) break;
+      this.#buffer = this.#buffer.slice(skip[0].length);
+    }
+    if (this.#buffer.startsWith(TOOL_CALL_MARKER)) {
+      this.#buffer = this.#buffer.slice(TOOL_CALL_MARKER.length);
+      this.#mode = 'json';
+      return true;
+    }
+    if (this.#buffer === '') return false;
+    if (
+      !final &&
+      (TOOL_CALL_MARKER.startsWith(this.#buffer) || /^`{1,3}[\w-]*$/.test(this.#buffer))
+    )
+      return false;
+    // Whatever the model writes after its calls (often an invented result) is dropped.
+    this.#mode = 'stopped';
+    this.#buffer = '';
+    return true;
+  }
+}
+
+/** Creates a parser; `makeId` names each call (the text protocol has no ids of its own). */
+export const createTextProtocolParser = (makeId: () => string): TextProtocolParser =>
+  new Parser(makeId);
 
 /** The `TOOL_CALL:` line for a call, as the model should have written it. */
 export const formatToolCall = (call: { name: string; args: Record<string, unknown> }): string =>

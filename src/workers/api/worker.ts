@@ -1,9 +1,12 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { ApiEvent, ApiRequest } from '../protocol/api.ts';
+import { enableCompileCache, flushCompileCache, type WorkerStart } from '../shared/compile-cache.ts';
 import type { WorkerLog } from './providers/provider.ts';
-import { canceled, runStream } from './run.ts';
+import { canceled, loadProvider, runStream } from './run.ts';
 
 if (!parentPort) throw new Error('the API worker must run in a worker thread');
+// The providers' client libraries are loaded on demand: through the cache from here on.
+enableCompileCache((workerData as WorkerStart | null)?.compileCache);
 const port = parentPort;
 const post = (event: ApiEvent) => port.postMessage(event);
 const log: WorkerLog = (level, msg, data) =>
@@ -25,6 +28,11 @@ port.on('message', (message: ApiRequest) => {
     }
     case 'cancel':
       active.get(message.id)?.abort(canceled());
+      break;
+    case 'warm':
+      loadProvider(message.provider).then(flushCompileCache, (error: unknown) =>
+        log('warn', 'could not load a provider ahead of use', { error: String(error) }),
+      );
       break;
     default:
       message satisfies never;

@@ -1,69 +1,34 @@
-import { appendFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import path from 'node:path';
 import type { McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
-import { fsFailure, makeDirSync } from '../shared/fs-errors.ts';
+import { RotatingLog } from '../shared/rotating-log.ts';
 import { secretsFrom, serverSecretValues } from '../shared/redact.ts';
-
-const GENERATIONS = 3;
 
 /**
  * A server's log file (`<logsDir>/<server>.log`): stderr lines, protocol warnings and the server's
- * `notifications/message`, capped at `maxBytes` and rotated to `.1`…`.3`. Writing never throws.
+ * `notifications/message`, each prefixed with time and source, capped at `maxBytes` and rotated
+ * to `.1`…`.3` (see `RotatingLog`). Writing never throws.
  */
-export class RotatingLog {
-  private size = -1;
-  /** Why the last write failed (file, errno in plain words); undefined once one succeeds. */
-  problem: string | undefined;
-
+export class ServerLog extends RotatingLog {
   constructor(
-    readonly file: string,
-    private readonly maxBytes: number,
+    file: string,
+    maxBytes: number,
     /** Applied to every line before it is written (secrets out). */
     private readonly redact: (line: string) => string = (line) => line,
-  ) {}
+  ) {
+    super(file, maxBytes, 3);
+  }
 
   /** Appends one line per line of `text`, each prefixed with time and `source`. */
   write(source: string, text: string): void {
     const time = new Date().toISOString();
-    const lines = text
-      .replace(/\r?\n$/, '')
-      .split(/\r?\n/)
-      .map((line) => `${time} [${source}] ${this.redact(line)}\n`)
-      .join('');
-    try {
-      if (this.size < 0) {
-        makeDirSync(path.dirname(this.file));
-        this.size = Math.max(0, statSize(this.file));
-      }
-      if (this.size + lines.length > this.maxBytes && this.size > 0) this.rotate();
-      appendFileSync(this.file, lines, { mode: 0o600 });
-      this.size += Buffer.byteLength(lines);
-      this.problem = undefined;
-    } catch (error) {
-      // A full disk or a removed directory must not take the worker down; the next write retries,
-      // and `niffler mcp status` says what is wrong meanwhile.
-      this.size = -1;
-      this.problem = fsFailure('write the log', this.file, error);
-    }
-  }
-
-  private rotate(): void {
-    rmSync(`${this.file}.${GENERATIONS}`, { force: true });
-    for (let n = GENERATIONS - 1; n >= 1; n--)
-      if (statSize(`${this.file}.${n}`) >= 0)
-        renameSync(`${this.file}.${n}`, `${this.file}.${n + 1}`);
-    renameSync(this.file, `${this.file}.1`);
-    this.size = 0;
+    this.append(
+      text
+        .replace(/\r?\n$/, '')
+        .split(/\r?\n/)
+        .map((line) => `${time} [${source}] ${this.redact(line)}\n`)
+        .join(''),
+    );
   }
 }
-
-const statSize = (file: string): number => {
-  try {
-    return statSync(file).size;
-  } catch {
-    return -1;
-  }
-};
 
 /** A file name for a server's log: its name with anything unsafe replaced. */
 export const logFileName = (server: string): string =>
@@ -88,7 +53,7 @@ export const specSecrets = (spec: McpServerSpec): string[] => {
 export class ServerOutput {
   private tail: string[] = [];
 
-  constructor(readonly log: RotatingLog) {}
+  constructor(readonly log: ServerLog) {}
 
   /** The last lines of stderr since `reset`. */
   get stderrTail(): string[] {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   deserializeMessage,
@@ -16,7 +16,10 @@ import {
   selfAsOwner,
   waitGroupGone,
 } from '../shared/process-group.ts';
-import { parentDeathWrapper } from './parent-death.ts';
+import { serverArgv, spawnServerProcess, takeEarlySpawn } from './early-spawn.ts';
+import type { ProcessExit } from './server-launch.ts';
+
+export type { ProcessExit } from './server-launch.ts';
 import { SpillingParser } from './spill-parser.ts';
 
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -52,14 +55,6 @@ export interface ProcessTransportOptions {
   explainExit?: (exit: ProcessExit) => string | undefined;
 }
 
-/** How the process ended, once it has. */
-export interface ProcessExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  /** The limit it ended on, as a phrase: `went over its memory limit (…) and ended`. */
-  limit?: string;
-}
-
 /** How long a closing server has to exit on the end of its input before SIGTERM. */
 const EOF_GRACE_MS = 250;
 
@@ -93,22 +88,31 @@ export class ProcessTransport implements Transport {
   start(): Promise<void> {
     if (this.child) throw new Error('ProcessTransport already started');
     const { cwd, env } = this.options;
-    const [command, ...args] = parentDeathWrapper(
-      [this.options.command, ...this.options.args],
-      env['PATH'],
-      cwd,
-    ) as [string, ...string[]];
+    const argv = serverArgv(this.options.command, this.options.args, cwd, env);
+    // The process the worker spawned for this very launch at start-up, if there is one (see
+    // early-spawn.ts): its spawn has happened.
+    const adopted = takeEarlySpawn(argv, cwd, env);
+    const child = adopted ?? spawnServerProcess(argv, cwd, env);
+    this.child = child;
+    this.exited = new Promise((done) => child.once('close', () => done()));
+    child.once('exit', (code, signal) => {
+      const limit = this.options.explainExit?.({ code, signal });
+      this.exit = { code, signal, ...(limit ? { limit } : {}) };
+    });
+    child.once('close', (code, signal) => {
+      this.exit ??= { code, signal };
+      this.onclose?.();
+    });
+    child.stdin?.on('error', (error) => this.onerror?.(error));
+    child.stdout?.on('data', (chunk: Buffer) => this.read(chunk));
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (text: string) => this.options.onStderr(text));
+    if (adopted) {
+      child.on('error', (error) => this.onerror?.(error));
+      this.record(child.pid);
+      return Promise.resolve();
+    }
     return new Promise((resolve, reject) => {
-      const child = spawn(command, args, {
-        cwd,
-        env,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        detached: true,
-        shell: false,
-        windowsHide: true,
-      });
-      this.child = child;
-      this.exited = new Promise((done) => child.once('close', () => done()));
       child.once('error', (error) => {
         reject(error);
         this.onerror?.(error);
@@ -117,18 +121,6 @@ export class ProcessTransport implements Transport {
         this.record(child.pid);
         resolve();
       });
-      child.once('exit', (code, signal) => {
-        const limit = this.options.explainExit?.({ code, signal });
-        this.exit = { code, signal, ...(limit ? { limit } : {}) };
-      });
-      child.once('close', (code, signal) => {
-        this.exit ??= { code, signal };
-        this.onclose?.();
-      });
-      child.stdin?.on('error', (error) => this.onerror?.(error));
-      child.stdout?.on('data', (chunk: Buffer) => this.read(chunk));
-      child.stderr?.setEncoding('utf8');
-      child.stderr?.on('data', (text: string) => this.options.onStderr(text));
     });
   }
 

@@ -19,7 +19,7 @@ import { Limiter } from './limiter.ts';
 import type { StartAttempt } from './attempt.ts';
 import { describeLoss } from './describe.ts';
 import { abortable, type ServerLink } from './link.ts';
-import { logFileName, RotatingLog, ServerOutput, specSecrets } from './logs.ts';
+import { logFileName, ServerLog, ServerOutput, specSecrets } from './logs.ts';
 import { ServerStats } from './metrics.ts';
 import type { VerdictStore } from './negotiation.ts';
 import { Problems } from './problems.ts';
@@ -70,7 +70,7 @@ export class ServerBase {
   link: ServerLink | undefined;
   readonly limiter: Limiter;
   readonly stats = new ServerStats();
-  readonly log: RotatingLog;
+  readonly log: ServerLog;
   readonly trace: ProtocolTrace;
   readonly problems = new Problems();
   readonly results = new ResultCache();
@@ -105,7 +105,7 @@ export class ServerBase {
     // A server's stderr can quote its own credentials: neither its log, which `niffler mcp logs`
     // prints, nor its last error, nor its trace holds them.
     const file = path.join(ctx.logsDir, logFileName(spec.name));
-    this.log = new RotatingLog(file, ctx.maxLogBytes, this.redact);
+    this.log = new ServerLog(file, ctx.maxLogBytes, this.redact);
     this.output = new ServerOutput(this.log);
     this.trace = new ProtocolTrace(this.redact, this.traceLog());
     this.keeper = new CatalogKeeper(

@@ -7,7 +7,14 @@ import {
   withLimits,
   type Launch,
 } from '../shared/sandbox-command.ts';
-import type { ProcessExit } from './process-transport.ts';
+
+/** How the process ended, once it has. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** The limit it ended on, as a phrase: `went over its memory limit (…) and ended`. */
+  limit?: string;
+}
 
 /** How a stdio server is spawned: the command (limited, maybe sandboxed) and its environment. */
 export interface ServerLaunch extends Launch {

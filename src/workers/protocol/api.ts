@@ -132,7 +132,10 @@ export type LlmEvent =
 
 /** main → API worker. */
 export type ApiRequest =
-  { type: 'stream'; id: number; request: StreamRequest } | { type: 'cancel'; id: number };
+  | { type: 'stream'; id: number; request: StreamRequest }
+  | { type: 'cancel'; id: number }
+  /** Load a provider's client library now, while nothing waits for it (the daemon at idle). */
+  | { type: 'warm'; provider: Provider };
 
 /** API worker → main. */
 export type ApiEvent =

@@ -127,6 +127,12 @@ export interface McpWorkerData {
   probe?: boolean;
 }
 
+/** The first message to an MCP worker started without its data (`McpHost.boot`). */
+export interface McpWorkerInit {
+  type: 'init';
+  data: McpWorkerData;
+}
+
 /**
  * A server's state, the same word in `mcp status`'s table, its JSON, `/mcp` and the docs.
  * `needs-auth`: the server wants OAuth authorization (`niffler mcp login NAME`).

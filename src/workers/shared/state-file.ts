@@ -1,18 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
   fstatSync,
-  fsyncSync,
   mkdirSync,
   openSync,
   readSync,
-  renameSync,
   rmSync,
   statSync,
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
+import { writeAtomicSync } from './atomic.ts';
 
 // niffler's own small state files under $NIFFLER_HOME (trust store, approvals): read without
 // following a symlink, only when they are regular files of ours that nobody else may write, and
@@ -65,32 +63,10 @@ export const readStateFile = (file: string, maxBytes = MAX_STATE_BYTES): StateRe
   }
 };
 
-/**
- * Writes `text` to `file` whole: a temp file beside it (0600), fsync, rename. A symlink at `file`
- * is replaced, never written through. Creates the directory (0700) when missing.
- */
+/** Writes `text` to `file` whole (0600; see atomic.ts), making its directory (0700) when missing. */
 export const writeStateFile = (file: string, text: string): void => {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temp = path.join(
-    path.dirname(file),
-    `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-  );
-  const fd = openSync(temp, 'wx', 0o600);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(temp, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  try {
-    renameSync(temp, file);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
+  writeAtomicSync(file, text, 0o600);
 };
 
 const sleepSync = (ms: number): void => {

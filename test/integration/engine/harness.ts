@@ -28,7 +28,7 @@ export interface Harness {
   events: SessionEvent[];
   approvals: { tool: string; destructive: boolean; reason: string }[];
   /** How the front-end answers approval requests. */
-  answer: (tool: string) => ApprovalAnswer;
+  answer: (tool: string) => ApprovalAnswer | Promise<ApprovalAnswer>;
   open(params?: { resume?: string; continue?: boolean }): Promise<string>;
   prompt(
     sessionId: string,
@@ -109,7 +109,7 @@ export const startHarness = async (
       destructive: params.destructive,
       reason: params.reason,
     });
-    return { answer: harness.answer(params.tool) };
+    return { answer: await harness.answer(params.tool) };
   });
   await client.request('mcp/status', { wait: true });
   return harness;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RestartPolicy, withDefaults } from '../../../src/workers/mcp/backoff.ts';
 import { Limiter } from '../../../src/workers/mcp/limiter.ts';
-import { RotatingLog } from '../../../src/workers/mcp/logs.ts';
+import { ServerLog } from '../../../src/workers/mcp/logs.ts';
 import { CallStats, percentile } from '../../../src/workers/mcp/metrics.ts';
 import { safeEnvironment } from '../../../src/workers/mcp/process-transport.ts';
 import { normalizeResult } from '../../../src/workers/mcp/results.ts';
@@ -80,10 +80,10 @@ describe('metrics', () => {
   });
 });
 
-describe('RotatingLog', () => {
+describe('ServerLog', () => {
   it('rotates at the size cap and keeps three generations', () => {
     const file = path.join(tmp(), 'logs', 's.log');
-    const log = new RotatingLog(file, 200);
+    const log = new ServerLog(file, 200);
     for (let i = 0; i < 40; i++) log.write('stderr', `line ${i} ${'x'.repeat(20)}`);
     expect(readFileSync(file, 'utf8').length).toBeLessThanOrEqual(200);
     expect(readFileSync(file, 'utf8')).toContain('line 39');

@@ -4,13 +4,14 @@ import type {
   ImageBlockParam,
   MessageCreateParamsStreaming,
   MessageParam,
+  RawMessageStreamEvent,
   TextBlockParam,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
-import type { ChatMessage, StopReason, UserPart } from '../../protocol/api.ts';
+import type { ChatMessage, LlmEvent, StopReason, UserPart } from '../../protocol/api.ts';
 import { imageNote, resultImages, systemText, toolCallEvent, visibleParts } from '../messages.ts';
 import { resultText } from '../../protocol/tool-result.ts';
-import { sdkLogger, type ProviderStream } from './provider.ts';
+import { sdkLogger, type ProviderCall, type ProviderStream } from './provider.ts';
 
 type MediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
 const MEDIA_TYPES = new Set<string>(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
@@ -87,23 +88,12 @@ const stopReason = (reason: string | null, toolCalls: number): StopReason => {
 
 const DEFAULT_MAX_TOKENS = 8192;
 
-/** Anthropic Messages through `@anthropic-ai/sdk` (its retries off: ours apply). */
-export const streamAnthropic: ProviderStream = async function* (call) {
+/** The request body for a call: model, limits, system text, messages, tools, thinking. */
+const requestParams = (call: ProviderCall): MessageCreateParamsStreaming => {
   const { spec } = call;
-  const client = new Anthropic({
-    apiKey: spec.apiKey ?? null,
-    // Given, so the client does not take ANTHROPIC_AUTH_TOKEN from the environment and send it,
-    // as a bearer token, to whatever endpoint baseUrl names.
-    authToken: null,
-    baseURL: spec.baseUrl,
-    maxRetries: 0,
-    timeout: 24 * 60 * 60 * 1000, // our stall timer governs
-    defaultHeaders: spec.headers ?? {},
-    logger: sdkLogger(call.log),
-  });
   const maxTokens = spec.maxTokens ?? DEFAULT_MAX_TOKENS;
   const system = systemText(call.messages);
-  const params: MessageCreateParamsStreaming = {
+  return {
     model: spec.model,
     max_tokens: maxTokens,
     messages: toAnthropicMessages(call.messages, spec.vision),
@@ -124,67 +114,103 @@ export const streamAnthropic: ProviderStream = async function* (call) {
         ? {}
         : { temperature: spec.temperature }),
   };
-  const stream = await client.messages.create(params, { signal: call.signal });
-  const tools = new Map<number, { id: string; name: string; json: string }>();
-  let calls = 0;
-  let reason: string | null = null;
-  let inputTokens = 0;
-  let outputTokens = 0;
-  let cacheRead = 0;
-  let cacheWrite = 0;
-  for await (const event of stream) {
+};
+
+type StreamEvent = RawMessageStreamEvent;
+
+/** What one stream has told so far: tool calls being written, the stop reason, usage. */
+class StreamState {
+  readonly tools = new Map<number, { id: string; name: string; json: string }>();
+  calls = 0;
+  reason: string | null = null;
+  usage = { inputTokens: 0, outputTokens: 0, cacheRead: 0, cacheWrite: 0 };
+
+  constructor(private readonly newId: () => string) {}
+
+  /** The normalized events one of the SDK's stream events makes. */
+  *events(event: StreamEvent): Generator<LlmEvent> {
     switch (event.type) {
       case 'message_start':
-        inputTokens = event.message.usage.input_tokens;
-        cacheRead = event.message.usage.cache_read_input_tokens ?? 0;
-        cacheWrite = event.message.usage.cache_creation_input_tokens ?? 0;
+        this.usage.inputTokens = event.message.usage.input_tokens;
+        this.usage.cacheRead = event.message.usage.cache_read_input_tokens ?? 0;
+        this.usage.cacheWrite = event.message.usage.cache_creation_input_tokens ?? 0;
         break;
       case 'content_block_start':
         if (event.content_block.type === 'tool_use')
-          tools.set(event.index, {
+          this.tools.set(event.index, {
             id: event.content_block.id,
             name: event.content_block.name,
             json: '',
           });
         break;
-      case 'content_block_delta': {
-        const delta = event.delta;
-        if (delta.type === 'text_delta') yield { type: 'text', text: delta.text };
-        else if (delta.type === 'thinking_delta') yield { type: 'reasoning', text: delta.thinking };
-        else if (delta.type === 'signature_delta')
-          yield { type: 'reasoning', text: '', signature: delta.signature };
-        else if (delta.type === 'input_json_delta') {
-          const tool = tools.get(event.index);
-          if (tool) tool.json += delta.partial_json;
-        }
+      case 'content_block_delta':
+        yield* this.#delta(event.index, event.delta);
         break;
-      }
       case 'content_block_stop': {
-        const tool = tools.get(event.index);
+        const tool = this.tools.get(event.index);
         if (tool) {
-          calls++;
-          yield toolCallEvent(tool.id || call.newId(), tool.name, tool.json);
+          this.calls++;
+          yield toolCallEvent(tool.id || this.newId(), tool.name, tool.json);
         }
         break;
       }
       case 'message_delta':
-        reason = event.delta.stop_reason;
-        outputTokens = event.usage.output_tokens;
-        if (event.usage.input_tokens) inputTokens = event.usage.input_tokens;
+        this.reason = event.delta.stop_reason;
+        this.usage.outputTokens = event.usage.output_tokens;
+        if (event.usage.input_tokens) this.usage.inputTokens = event.usage.input_tokens;
         break;
       case 'message_stop':
         break;
     }
   }
+
+  *#delta(
+    index: number,
+    delta: Extract<StreamEvent, { type: 'content_block_delta' }>['delta'],
+  ): Generator<LlmEvent> {
+    if (delta.type === 'text_delta') yield { type: 'text', text: delta.text };
+    else if (delta.type === 'thinking_delta') yield { type: 'reasoning', text: delta.thinking };
+    else if (delta.type === 'signature_delta')
+      yield { type: 'reasoning', text: '', signature: delta.signature };
+    else if (delta.type === 'input_json_delta') {
+      const tool = this.tools.get(index);
+      if (tool) tool.json += delta.partial_json;
+    }
+  }
+
+  /** The usage and `done` events that end the stream. */
+  *end(): Generator<LlmEvent> {
+    const { inputTokens, outputTokens, cacheRead, cacheWrite } = this.usage;
+    yield {
+      type: 'usage',
+      usage: {
+        inputTokens,
+        outputTokens,
+        ...(cacheRead ? { cacheReadTokens: cacheRead } : {}),
+        ...(cacheWrite ? { cacheWriteTokens: cacheWrite } : {}),
+      },
+    };
+    yield { type: 'done', stopReason: stopReason(this.reason, this.calls), toolProtocol: 'native' };
+  }
+}
+
+/** Anthropic Messages through `@anthropic-ai/sdk` (its retries off: ours apply). */
+export const streamAnthropic: ProviderStream = async function* (call) {
+  const { spec } = call;
+  const client = new Anthropic({
+    apiKey: spec.apiKey ?? null,
+    // Given, so the client does not take ANTHROPIC_AUTH_TOKEN from the environment and send it,
+    // as a bearer token, to whatever endpoint baseUrl names.
+    authToken: null,
+    baseURL: spec.baseUrl,
+    maxRetries: 0,
+    timeout: 24 * 60 * 60 * 1000, // our stall timer governs
+    defaultHeaders: spec.headers ?? {},
+    logger: sdkLogger(call.log),
+  });
+  const stream = await client.messages.create(requestParams(call), { signal: call.signal });
+  const state = new StreamState(call.newId);
+  for await (const event of stream) yield* state.events(event);
   call.signal.throwIfAborted(); // the SDK ends the stream quietly on abort
-  yield {
-    type: 'usage',
-    usage: {
-      inputTokens,
-      outputTokens,
-      ...(cacheRead ? { cacheReadTokens: cacheRead } : {}),
-      ...(cacheWrite ? { cacheWriteTokens: cacheWrite } : {}),
-    },
-  };
-  yield { type: 'done', stopReason: stopReason(reason, calls), toolProtocol: 'native' };
+  yield* state.end();
 };

@@ -1,13 +1,15 @@
 import OpenAI from 'openai';
 import type {
+  ChatCompletionChunk,
   ChatCompletionContentPart,
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { ChatMessage, StopReason } from '../../protocol/api.ts';
+import type { CompletionUsage } from 'openai/resources/completions';
+import type { ChatMessage, LlmEvent, StopReason } from '../../protocol/api.ts';
 import { imageNote, partsText, resultImages, toolCallEvent, visibleParts } from '../messages.ts';
 import { resultText } from '../../protocol/tool-result.ts';
-import { sdkLogger, type ProviderStream } from './provider.ts';
+import { sdkLogger, type ProviderCall, type ProviderStream } from './provider.ts';
 
 const contentParts = (parts: ReturnType<typeof visibleParts>): ChatCompletionContentPart[] =>
   parts.map((p) =>
@@ -93,23 +95,11 @@ interface ToolDelta {
   args: string;
 }
 
-/** OpenAI-compatible chat completions through the `openai` client (its retries off: ours apply). */
-export const streamOpenAi: ProviderStream = async function* (call) {
+/** The request body: model, messages, tools, limits (`max_completion_tokens` on OpenAI itself). */
+const requestBody = (call: ProviderCall): ChatCompletionCreateParamsStreaming => {
   const { spec } = call;
-  const client = new OpenAI({
-    apiKey: spec.apiKey ?? 'no-key',
-    // Given, so the client does not take them from the environment (OPENAI_ORG_ID, …) and send
-    // them to whatever endpoint baseUrl names.
-    organization: null,
-    project: null,
-    baseURL: spec.baseUrl,
-    maxRetries: 0,
-    timeout: 24 * 60 * 60 * 1000, // our stall timer governs
-    defaultHeaders: spec.headers ?? {},
-    logger: sdkLogger(call.log),
-  });
   const official = /^https:\/\/api\.openai\.com\//.test(spec.baseUrl);
-  const body: ChatCompletionCreateParamsStreaming = {
+  return {
     model: spec.model,
     messages: toOpenAiMessages(call.messages, spec.vision),
     stream: true,
@@ -129,41 +119,67 @@ export const streamOpenAi: ProviderStream = async function* (call) {
         : { max_tokens: spec.maxTokens }),
     ...(spec.temperature === undefined ? {} : { temperature: spec.temperature }),
   };
-  const stream = await client.chat.completions.create(body, { signal: call.signal });
+};
+
+const usageOf = (usage: CompletionUsage): LlmEvent => ({
+  type: 'usage',
+  usage: {
+    inputTokens: usage.prompt_tokens,
+    outputTokens: usage.completion_tokens,
+    ...(usage.prompt_tokens_details?.cached_tokens
+      ? { cacheReadTokens: usage.prompt_tokens_details.cached_tokens }
+      : {}),
+    ...(usage.completion_tokens_details?.reasoning_tokens
+      ? { reasoningTokens: usage.completion_tokens_details.reasoning_tokens }
+      : {}),
+  },
+});
+
+/** One choice's delta: reasoning and text out at once, tool-call pieces gathered by index. */
+function* deltaEvents(
+  delta: ChatCompletionChunk['choices'][number]['delta'],
+  tools: Map<number, ToolDelta>,
+): Generator<LlmEvent> {
+  // DeepSeek, vLLM and llama.cpp send `reasoning_content`; OpenRouter and Ollama send `reasoning`.
+  const extra = delta as typeof delta & {
+    reasoning_content?: string | null;
+    reasoning?: string | null;
+  };
+  const reasoning = extra.reasoning_content ?? extra.reasoning;
+  if (reasoning) yield { type: 'reasoning', text: reasoning };
+  if (delta.content) yield { type: 'text', text: delta.content };
+  for (const part of delta.tool_calls ?? []) {
+    const entry = tools.get(part.index) ?? { id: '', name: '', args: '' };
+    tools.set(part.index, entry);
+    if (part.id) entry.id = part.id;
+    if (part.function?.name && !entry.name) entry.name = part.function.name;
+    if (part.function?.arguments) entry.args += part.function.arguments;
+  }
+}
+
+/** OpenAI-compatible chat completions through the `openai` client (its retries off: ours apply). */
+export const streamOpenAi: ProviderStream = async function* (call) {
+  const { spec } = call;
+  const client = new OpenAI({
+    apiKey: spec.apiKey ?? 'no-key',
+    // Given, so the client does not take them from the environment (OPENAI_ORG_ID, …) and send
+    // them to whatever endpoint baseUrl names.
+    organization: null,
+    project: null,
+    baseURL: spec.baseUrl,
+    maxRetries: 0,
+    timeout: 24 * 60 * 60 * 1000, // our stall timer governs
+    defaultHeaders: spec.headers ?? {},
+    logger: sdkLogger(call.log),
+  });
+  const stream = await client.chat.completions.create(requestBody(call), { signal: call.signal });
   const tools = new Map<number, ToolDelta>();
   let finish: string | null = null;
   for await (const chunk of stream) {
-    if (chunk.usage)
-      yield {
-        type: 'usage',
-        usage: {
-          inputTokens: chunk.usage.prompt_tokens,
-          outputTokens: chunk.usage.completion_tokens,
-          ...(chunk.usage.prompt_tokens_details?.cached_tokens
-            ? { cacheReadTokens: chunk.usage.prompt_tokens_details.cached_tokens }
-            : {}),
-          ...(chunk.usage.completion_tokens_details?.reasoning_tokens
-            ? { reasoningTokens: chunk.usage.completion_tokens_details.reasoning_tokens }
-            : {}),
-        },
-      };
+    if (chunk.usage) yield usageOf(chunk.usage);
     const choice = chunk.choices[0];
     if (!choice) continue;
-    // DeepSeek, vLLM and llama.cpp send `reasoning_content`; OpenRouter and Ollama send `reasoning`.
-    const delta = choice.delta as typeof choice.delta & {
-      reasoning_content?: string | null;
-      reasoning?: string | null;
-    };
-    const reasoning = delta.reasoning_content ?? delta.reasoning;
-    if (reasoning) yield { type: 'reasoning', text: reasoning };
-    if (delta.content) yield { type: 'text', text: delta.content };
-    for (const part of delta.tool_calls ?? []) {
-      const entry = tools.get(part.index) ?? { id: '', name: '', args: '' };
-      tools.set(part.index, entry);
-      if (part.id) entry.id = part.id;
-      if (part.function?.name && !entry.name) entry.name = part.function.name;
-      if (part.function?.arguments) entry.args += part.function.arguments;
-    }
+    yield* deltaEvents(choice.delta, tools);
     if (choice.finish_reason) finish = choice.finish_reason;
   }
   call.signal.throwIfAborted(); // the SDK ends the stream quietly on abort

@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { writeAtomicSync } from '../../shared/atomic.ts';
 import path from 'node:path';
 import type { StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
 import { authFileName } from '../../shared/auth-file.ts';
@@ -98,9 +99,7 @@ export class AuthStore {
     this.data = next;
     if (!this.file) return;
     mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
-    const temp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify(next, null, 2), { mode: 0o600 });
-    renameSync(temp, this.file);
+    writeAtomicSync(this.file, JSON.stringify(next, null, 2), 0o600);
   }
 
   private load(): StoredAuth {

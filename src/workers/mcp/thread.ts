@@ -1,0 +1,217 @@
+import { availableParallelism } from 'node:os';
+import type { MessagePort } from 'node:worker_threads';
+import type {
+  McpElicitationAnswer,
+  McpEvent,
+  McpRequest,
+  McpSamplingAnswer,
+  McpWorkerData,
+} from '../protocol/mcp.ts';
+import { toWire } from '../protocol/wire-error.ts';
+import { BusyPoll } from './busy-poll.ts';
+import { relatedCall } from './call-scope.ts';
+import { McpManager } from './manager.ts';
+
+/** A request from main that is answered by a result (or an error). */
+type Answered = Exclude<McpRequest, { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' }>;
+
+/**
+ * The MCP worker thread's work, once its data is known (see worker.ts): owns every MCP client;
+ * answers requests from main on `port`, pushes events to it, and asks main what servers ask of
+ * the user (elicitation) or of the model (sampling).
+ */
+/** Who made the call a request of `server` belongs to, as the engine numbered them. */
+const askerOf = (server: string): { asker?: number } => {
+  const asker = relatedCall(server)?.asker;
+  return asker === undefined ? {} : { asker };
+};
+
+export class McpWorkerThread {
+  // Half a millisecond of polling after each request from main and each answer to it: what
+  // follows soon (the server's answer, main's next call) is taken without a thread wake-up (see
+  // BusyPoll). Not after events (progress, logs, status): a server that streams them would keep
+  // the thread spinning through a long call for nothing. With a single core there is never one to
+  // spare.
+  readonly #poll = new BusyPoll(availableParallelism() > 1 ? 0.5 : 0);
+  readonly #manager: McpManager;
+  readonly #running = new Map<number, AbortController>();
+  readonly #asks = new Map<number, (answer: never) => void>();
+  #nextAsk = 1;
+
+  constructor(
+    private readonly port: MessagePort,
+    data: McpWorkerData,
+  ) {
+    this.#manager = new McpManager(data, this.#post, (server) => ({
+      elicit: (elicitation, signal) =>
+        this.#ask<McpElicitationAnswer>(
+          (requestId) => ({
+            type: 'elicitation-request',
+            requestId,
+            server,
+            elicitation,
+            ...askerOf(server),
+          }),
+          signal,
+          { action: 'cancel', reason: 'the server canceled the request' },
+        ),
+      sample: (params, signal) =>
+        this.#ask<McpSamplingAnswer>(
+          (requestId) => ({
+            type: 'sampling-request',
+            requestId,
+            server,
+            params,
+            ...askerOf(server),
+          }),
+          signal,
+          { ok: false, reason: 'the server canceled the request' },
+        ),
+    }));
+  }
+
+  /** Listens to main, says `ready`, and starts the servers. */
+  serve(): void {
+    this.port.on('message', this.#receive);
+    // If the thread is torn down without a shutdown request, no server process outlives it.
+    process.on('exit', () => this.#manager.killAll());
+    // Ready first: main goes on (its socket, its engine) while the servers are being spawned; its
+    // requests are read only after they all have been.
+    this.#post({ type: 'ready' });
+    this.#manager.startAll();
+  }
+
+  // Events leave one by one, as they happen (see RpcChannel.send for why never in batches).
+  readonly #post = (event: McpEvent): void => this.port.postMessage(event);
+
+  /** An answer to one of main's requests. */
+  #answer(event: Extract<McpEvent, { type: 'result' | 'error' }>): void {
+    this.#running.delete(event.id);
+    this.#post(event);
+    this.#poll.touch();
+  }
+
+  /** Sends a server's request to main and waits for its answer (or the server's cancellation). */
+  #ask<A>(event: (requestId: number) => McpEvent, signal: AbortSignal, ifCanceled: A): Promise<A> {
+    return new Promise<A>((resolve) => {
+      const requestId = this.#nextAsk++;
+      const onAbort = () => {
+        this.#asks.delete(requestId);
+        resolve(ifCanceled);
+      };
+      this.#asks.set(requestId, (answer: A) => {
+        signal.removeEventListener('abort', onAbort);
+        this.#asks.delete(requestId);
+        resolve(answer);
+      });
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#post(event(requestId));
+    });
+  }
+
+  readonly #receive = (request: McpRequest): void => {
+    this.#poll.touch();
+    switch (request.type) {
+      case 'cancel':
+        this.#running.get(request.id)?.abort();
+        return;
+      case 'elicitation-answer':
+      case 'sampling-answer':
+        this.#asks.get(request.requestId)?.(request.answer as never);
+        return;
+      default:
+        this.#run(request);
+    }
+  };
+
+  #run(request: Answered): void {
+    const controller = new AbortController();
+    this.#running.set(request.id, controller);
+    if (request.type === 'call-tool') {
+      // The hot path: `callTool` never rejects, so one continuation is all a call needs.
+      void this.#manager
+        .callTool(request.name, request.args, {
+          signal: controller.signal,
+          ...(request.asker !== undefined ? { asker: request.asker } : {}),
+          ...(request.progress
+            ? { onProgress: (p) => this.#post({ type: 'progress', id: request.id, ...p }) }
+            : {}),
+        })
+        .then((value) => this.#answer({ type: 'result', id: request.id, value }));
+      return;
+    }
+    this.#handle(request, controller.signal)
+      .then(
+        (value) => this.#answer({ type: 'result', id: request.id, value }),
+        (error: unknown) =>
+          this.#answer({ type: 'error', id: request.id, error: toWire(error, 'mcp-call') }),
+      )
+      .finally(() => {
+        if (request.type === 'shutdown') this.port.close();
+      });
+  }
+
+  /** What each request other than a tool call does (a table: one line per request). */
+  async #handle(request: Exclude<Answered, { type: 'call-tool' }>, signal: AbortSignal) {
+    const manager = this.#manager;
+    switch (request.type) {
+      case 'status':
+        return manager.status();
+      case 'list-tools':
+        return manager.listTools();
+      case 'list-prompts':
+        return manager.listPrompts();
+      case 'list-resources':
+        return manager.listResources();
+      case 'list-resource-templates':
+        return manager.listResourceTemplates();
+      case 'complete':
+        return manager.complete(
+          request.server,
+          request.ref,
+          request.argument,
+          request.context,
+          signal,
+        );
+      case 'get-trace':
+        return manager.trace(request.server, request.since);
+      case 'invalidate-cache':
+        manager.invalidateCache();
+        return {};
+      case 'read-resource':
+        return manager.readResource(request.server, request.uri, signal);
+      case 'get-prompt':
+        return manager.getPrompt(request.server, request.prompt, request.args, signal);
+      case 'start':
+        return manager.start(request.server);
+      case 'stop':
+        return manager.stop(request.server);
+      case 'restart':
+        return manager.restart(request.server);
+      case 'update-servers':
+        return manager.updateServers(request.servers);
+      case 'set-roots':
+        return { notified: await manager.setRoots(request.roots) };
+      case 'set-log-level':
+        await manager.setLogLevel(request.level);
+        return {};
+      case 'set-output-limit':
+        manager.setOutputLimit(request.maxChars);
+        return {};
+      case 'forward':
+        return manager.forward(
+          request.server,
+          request.method,
+          request.params,
+          signal,
+          request.asker,
+        );
+      case 'set-log-forwarding':
+        manager.setLogForwarding(request.on);
+        return {};
+      case 'shutdown':
+        await manager.shutdown();
+        return {};
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it, onTestFinished } from 'vitest';
+
+const house = path.resolve('scripts/house.mjs');
+
+const tree = (files: Record<string, string>) => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'nf-house-'));
+  onTestFinished(() => rmSync(root, { recursive: true, force: true }));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, 'src', name)), { recursive: true });
+    writeFileSync(path.join(root, 'src', name), text);
+  }
+  return root;
+};
+
+describe('scripts/house.mjs', () => {
+  it('fails on a runtime import cycle, naming it', async () => {
+    const root = tree({
+      'a.ts': "import { b } from './b.ts';\nexport const a = () => b;\n",
+      'b.ts': "import { a } from './a.ts';\nexport const b = () => a;\n",
+    });
+    const result = await execa(process.execPath, [house, '--root', root], { reject: false });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('runtime import cycle: src/a.ts → src/b.ts');
+  });
+
+  it('lets a type-only cycle pass and reports long functions', async () => {
+    const long = Array.from({ length: 70 }, (_, i) => `  const x${i} = ${i};`).join('\n');
+    const root = tree({
+      'a.ts': `import type { B } from './b.ts';\nexport type A = B | 1;\nexport function big() {\n${long}\n}\n`,
+      'b.ts': "import { type A } from './a.ts';\nexport type B = A | 2;\n",
+    });
+    const result = await execa(process.execPath, [house, '--root', root, '--json'], {
+      reject: false,
+    });
+    expect(result.exitCode).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.typeOnlyCycles).toEqual([['src/a.ts', 'src/b.ts']]);
+    expect(report.longFunctions).toEqual([{ file: 'src/a.ts', name: 'big', lines: 72 }]);
+  });
+});
