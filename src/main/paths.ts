@@ -186,6 +186,8 @@ export const nifflerPaths = (root: string, env: Env = process.env) => {
     /** The private object store of this workspace's undo snapshots. */
     snapshotsDir: path.join(home, 'snapshots', key),
     authDir: path.join(home, 'auth'),
+    /** The gateway's bearer token for `niffler mcp serve --http` in this workspace (0600). */
+    gatewayTokenFile: path.join(home, 'gateway', `${key}.token`),
     /** Which protocol era each MCP server definition speaks (see negotiation.ts). */
     protocolsFile: path.join(home, 'mcp', 'protocols.json'),
     repoConfigDir: path.join(root, '.niffler'),

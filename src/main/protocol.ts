@@ -104,6 +104,21 @@ export interface EngineCalls {
     params: { sessionId: string; name: string; enabled: boolean };
     result: { disabled: string[] };
   };
+  /**
+   * Makes this connection a gateway consumer over stdio (`niffler mcp serve`): its MCP messages
+   * travel as `gateway/send` (in) and `gateway/message` (out) notifications, one JSON text each.
+   * `server`: serve only that server, under its tools' own names.
+   */
+  'gateway/open': { params: { server?: string }; result: { consumer: number } };
+  /**
+   * Serves the gateway over Streamable HTTP on `host:port` (0: any free port) for as long as this
+   * connection lasts. Requests must carry the bearer token whose SHA-256 is `tokenSha256`; a host
+   * that is not loopback needs `remote: true`.
+   */
+  'gateway/listen': {
+    params: { host: string; port: number; tokenSha256: string; server?: string; remote?: boolean };
+    result: { url: string; host: string; port: number };
+  };
   /** Reads the config again now (e.g. after the user trusted the workspace) and applies it. */
   'config/reload': { params: Record<string, never>; result: { ok: boolean; error?: string } };
   /**
@@ -127,6 +142,14 @@ export interface ClientCalls {
 }
 
 export type ClientMethod = keyof ClientCalls;
+
+/** Notifications a front-end sends the engine. */
+export interface FrontendNotifications {
+  /** One MCP message (JSON text) from the consumer of `gateway/open`. */
+  'gateway/send': { consumer: number; message: string };
+}
+
+export type FrontendNotification = keyof FrontendNotifications;
 
 export type ApprovalAnswer = 'once' | 'session' | 'repo' | 'deny';
 
@@ -247,6 +270,10 @@ export interface EngineNotifications {
    * alive, however long the answer takes (see daemon/deadline.ts).
    */
   'daemon/heartbeat': Record<string, never>;
+  /** One MCP message (JSON text) for the consumer of `gateway/open`. */
+  'gateway/message': { consumer: number; message: string };
+  /** The gateway closed this consumer (the daemon stops, say): nothing more comes. */
+  'gateway/closed': { consumer: number; reason: string };
 }
 
 export type EngineNotification = keyof EngineNotifications;
@@ -277,6 +304,8 @@ export interface DaemonStatus {
 /** A configured server that the worker does not run (yet): how `mcp status` shows config errors. */
 export interface McpStatusResult {
   servers: McpServerStatus[];
+  /** MCP clients of the gateway (`niffler mcp serve`) connected now; absent from older daemons. */
+  consumers?: GatewayConsumerStatus[];
   /** The last config reload failed: the daemon keeps its last good config and says why. */
   configError: string | null;
   warnings: string[];
@@ -293,6 +322,24 @@ export type {
   McpTransportKind,
   ToolResult,
 };
+
+/** One MCP client of the gateway, as `mcp status` lists it. */
+export interface GatewayConsumerStatus {
+  id: number;
+  /** `clientInfo.name` (`unknown` until it says). */
+  name: string;
+  version: string | null;
+  transport: 'stdio' | 'http';
+  /** The protocol revision it speaks (`2026-07-28`, `2025-11-25`…), once known. */
+  revision: string | null;
+  /** Served only this server (`niffler mcp serve --server NAME`). */
+  server: string | null;
+  connectedAt: number;
+  lastSeenAt: number;
+  calls: number;
+  errors: number;
+  inFlight: number;
+}
 
 /** JSON-RPC error code carrying a `WireError` in `data`. */
 export const WIRE_ERROR_CODE = -32001;

@@ -285,6 +285,45 @@ Examples:
       (await import('./commands/mcp-offers.ts')).mcpRead(name, uri, globals(command)),
     );
   mcp
+    .command('serve')
+    .description(
+      "serve this repository's warm tools (built-ins and every MCP server's), prompts and resources to another MCP client, as one MCP server backed by the daemon",
+    )
+    .addOption(new Option('--stdio', 'over stdin/stdout (the default)').conflicts('http'))
+    .option('--http', 'over Streamable HTTP on loopback, with a bearer token')
+    .option('--port <n>', 'with --http: the port (default: any free one)', (value: string) => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 0 || n > 65535)
+        throw new InvalidArgumentError('expected a port number (0-65535)');
+      return n;
+    })
+    .option('--host <address>', 'with --http: the address to bind', '127.0.0.1')
+    .option(
+      '--allow-remote',
+      'with --http: allow a --host that is not loopback (every served tool becomes reachable from the network by whoever has the token)',
+    )
+    .option(
+      '--token-file <file>',
+      'with --http: the bearer token is read from (or made into) this file instead of $NIFFLER_HOME',
+    )
+    .option(
+      '--server <name>',
+      "serve only this MCP server's tools, prompts and resources, under their own names",
+    )
+    .option('-C, --cwd <dir>', 'the repository to serve (default: the current directory)')
+    .option('--json', 'with --http: print where it listens as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  claude mcp add niffler -- niffler mcp serve -C ~/src/app
+  niffler mcp serve --http --port 8931         then: Authorization: Bearer <token>
+  niffler mcp serve --server github            one warm server, its own tool names`,
+    )
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/mcp-serve.ts')).mcpServe(globals(command)),
+    );
+  mcp
     .command('add <name> [command...]')
     .description(
       'add a server to the repo (or global) config: add NAME -- COMMAND ARGS…, or add NAME --url URL',

@@ -222,6 +222,17 @@ export const ToolsSchema = z.strictObject({
   disabled: z.array(z.string()).default([]),
 });
 
+/**
+ * `serve.clients.<clientInfo.name>`: what one MCP client of the gateway (`niffler mcp serve`) is
+ * offered beyond what its capabilities decide: only the tools (or servers) `include` names,
+ * none that `exclude` names (globs on model-facing names), and its own `policy` rules on top.
+ */
+const ServeClientSchema = z.strictObject({
+  include: z.array(z.string()).optional(),
+  exclude: z.array(z.string()).optional(),
+  policy: z.record(z.string(), PolicySchema).optional(),
+});
+
 export const DEFAULT_MODEL = 'local';
 
 /** The whole configuration. The only place config types and defaults are defined. */
@@ -272,6 +283,12 @@ export const ConfigSchema = z.strictObject({
         .default('info'),
     })
     .prefault({}),
+  /** The gateway: per-client overrides (`serve.clients.<clientInfo.name>`). */
+  serve: z
+    .strictObject({
+      clients: z.record(z.string(), ServeClientSchema).default({}),
+    })
+    .prefault({}),
   ui: z
     .strictObject({
       theme: z.enum(['dark', 'light', 'none']).default('dark'),
@@ -286,6 +303,7 @@ export type ConfigInput = z.input<typeof ConfigSchema>;
 export type McpServerConfig = z.infer<typeof McpServerSchema>;
 export type ModelConfig = z.infer<typeof ModelSchema>;
 export type ToolPolicy = z.infer<typeof PolicySchema>;
+export type ServeClientConfig = z.infer<typeof ServeClientSchema>;
 
 /** The built-in default model: a local Ollama with a tool-capable model. */
 export const DEFAULT_MODELS: Record<string, z.input<typeof ModelSchema>> = {

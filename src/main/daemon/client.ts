@@ -17,6 +17,8 @@ import type {
   EngineMethod,
   EngineNotification,
   EngineNotifications,
+  FrontendNotification,
+  FrontendNotifications,
   HelloResult,
   ParamsOf,
   ResultOf,
@@ -111,6 +113,17 @@ export class EngineClient {
       listener(params),
     );
     return () => disposable.dispose();
+  }
+
+  /** Sends the engine a notification (the gateway's consumer messages); dropped once closed. */
+  notify<N extends FrontendNotification>(name: N, params: FrontendNotifications[N]): void {
+    if (this.#closed) return;
+    this.connection.sendNotification(name, params).catch(() => {});
+  }
+
+  /** Called once when the connection to the engine ends (however it ends). */
+  onClose(listener: () => void): void {
+    this.connection.onClose(listener);
   }
 
   /** Answers requests the engine sends to this front-end (approvals, elicitations, sampling). */

@@ -14,6 +14,8 @@ import {
   type EngineMethod,
   type EngineNotification,
   type EngineNotifications,
+  type FrontendNotification,
+  type FrontendNotifications,
   type ParamsOf,
   type ResultOf,
 } from '../protocol.ts';
@@ -27,6 +29,12 @@ export interface EngineHandlers {
   ): Promise<ResultOf<M>>;
   /** Registers a front-end for pushed notifications; returns its detach function. */
   attach(client: AttachedClient): () => void;
+  /** A notification from a front-end (the gateway's consumer messages). */
+  receive?<N extends FrontendNotification>(
+    name: N,
+    params: FrontendNotifications[N],
+    client: AttachedClient,
+  ): void;
 }
 
 export interface RequestContext {
@@ -71,7 +79,11 @@ const METHODS: EngineMethod[] = [
   'session/toggle',
   'config/reload',
   'trust/accept',
+  'gateway/open',
+  'gateway/listen',
 ] satisfies (keyof EngineCalls)[];
+
+const FRONTEND_NOTIFICATIONS: FrontendNotification[] = ['gateway/send'];
 
 let nextClientId = 1;
 
@@ -144,6 +156,10 @@ export const serveConnection = (
         heartbeat.end();
       }
     });
+  for (const name of FRONTEND_NOTIFICATIONS)
+    connection.onNotification(name, (params: FrontendNotifications[typeof name]) =>
+      engine.receive?.(name, params, client),
+    );
   const detach = engine.attach(client);
   connection.onClose(() => {
     heartbeat.stop();

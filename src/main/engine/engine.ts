@@ -8,6 +8,9 @@ import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
 import type {
   DaemonStatus,
   EngineMethod,
+  FrontendNotification,
+  FrontendNotifications,
+  GatewayConsumerStatus,
   EngineNotification,
   EngineNotifications,
   ParamsOf,
@@ -15,7 +18,9 @@ import type {
   ResultOf,
 } from '../protocol.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
-import { McpHost, mcpWorkerData, type BootedMcpWorker } from '../threads/mcp.ts';
+import { McpHost, mcpWorkerData, type BootedMcpWorker, type McpHostEvent } from '../threads/mcp.ts';
+import { Gateway } from '../gateway/gateway.ts';
+import { isLoopbackHost } from '../gateway/token.ts';
 import { ToolsHost } from '../threads/tools.ts';
 import { ApprovalStore } from './approvals.ts';
 import { ContextWindows } from './context/window.ts';
@@ -25,7 +30,13 @@ import { watchConfigFiles } from './config-watch.ts';
 import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
 import { Session, type SessionDeps } from './session.ts';
 import { listSessions, readTranscript } from './transcript.ts';
-import { leftOutNotices, mcpHandlers, serverInstructions, waitForServers } from './mcp-handlers.ts';
+import {
+  knownServer,
+  leftOutNotices,
+  mcpHandlers,
+  serverInstructions,
+  waitForServers,
+} from './mcp-handlers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
@@ -72,6 +83,7 @@ export class Engine implements EngineHandlers {
   readonly #active = new Map<string, ActiveTurn>();
   readonly #windows = new ContextWindows();
   #snapshotStore: SnapshotStore | undefined;
+  #gateway: Gateway | undefined;
 
   get #snapshots(): SnapshotStore {
     this.#snapshotStore ??= new SnapshotStore(this.paths.snapshotsDir, this.options.root);
@@ -100,6 +112,7 @@ export class Engine implements EngineHandlers {
         event.type === 'tools-changed'
       )
         this.broadcast('mcp/catalog-changed', { server: event.server });
+      this.#toGateway(event);
     });
     mcp.setElicitationHandler((request) => this.#elicit(request.server, request.elicitation));
     mcp.setSamplingHandler((request) => this.#sample(request.server, request.params));
@@ -162,8 +175,66 @@ export class Engine implements EngineHandlers {
     this.options.onActivity?.();
     return () => {
       this.#clients.delete(client);
+      void this.#gateway?.detach(client);
       this.options.onActivity?.();
     };
+  }
+
+  receive<N extends FrontendNotification>(
+    name: N,
+    params: FrontendNotifications[N],
+    client: AttachedClient,
+  ): void {
+    if (name === 'gateway/send') this.#gateway?.receive(client, params.consumer, params.message);
+  }
+
+  /** The gateway (`niffler mcp serve`), made when its first consumer comes. */
+  get #gatewayNow(): Gateway {
+    this.#gateway ??= new Gateway({
+      root: this.options.root,
+      loaded: () => this.#loaded,
+      approvals: this.approvals,
+      tools: { definitions: () => this.tools.definitions(), run: (c, s) => this.tools.run(c, s) },
+      mcp: this.mcp,
+      log: this.options.log.child({ scope: 'gateway' }),
+      source: {
+        loaded: () => this.#loaded,
+        definitions: () => this.tools.definitions(),
+        listTools: () => this.mcp.listTools(),
+        listPrompts: () => this.mcp.listPrompts(),
+        listResources: () => this.mcp.listResources(),
+        listResourceTemplates: () => this.mcp.listResourceTemplates(),
+      },
+      setLogForwarding: (on) => this.mcp.setLogForwarding(on),
+      settled: (signal) =>
+        waitForServers(this, undefined, signal, this.config.mcp.startupWait * 1000),
+    });
+    return this.#gateway;
+  }
+
+  /** The gateway's consumers now (none before the first came). */
+  gatewayConsumers(): GatewayConsumerStatus[] {
+    return this.#gateway?.statuses() ?? [];
+  }
+
+  /** What the gateway's consumers must hear of the MCP worker's events. */
+  #toGateway(event: McpHostEvent): void {
+    const gateway = this.#gateway;
+    if (!gateway) return;
+    switch (event.type) {
+      case 'status':
+        return gateway.serverStatus(event.status.name, event.status.state === 'ready');
+      case 'tools-changed':
+        return gateway.changed('tools');
+      case 'prompts-changed':
+        return gateway.changed('prompts');
+      case 'resources-changed':
+        return gateway.changed('resources');
+      case 'server-log':
+        return gateway.serverLog(event.server, event.level, event.logger, event.data);
+      case 'worker-exit':
+        return gateway.changed('all');
+    }
   }
 
   broadcast<N extends EngineNotification>(name: N, params: EngineNotifications[N]): void {
@@ -187,6 +258,27 @@ export class Engine implements EngineHandlers {
   } = {
     ...mcpHandlers(this),
     ...uiHandlers(this),
+    'gateway/open': async ({ server }, { client }) => ({
+      consumer: this.#gatewayNow.openStdio(
+        client,
+        server ? knownServer(this, server).name : undefined,
+      ),
+    }),
+    'gateway/listen': async ({ host, port, tokenSha256, server, remote }, { client }) => {
+      if (!remote && !isLoopbackHost(host))
+        throw new NifflerError(
+          'usage',
+          `${host} is not a loopback address; binding it needs --allow-remote (see niffler mcp serve --help)`,
+        );
+      const scope = server ? knownServer(this, server).name : undefined;
+      const listener = await this.#gatewayNow.listen(client, {
+        host,
+        port,
+        tokenSha256,
+        ...(scope ? { scope } : {}),
+      });
+      return { url: listener.url, host, port: listener.port };
+    },
     hello: async (params) => {
       if (params.version !== this.version) {
         this.options.log.info('front-end of another version: restarting when idle', {
@@ -467,6 +559,7 @@ export class Engine implements EngineHandlers {
       }),
     );
     this.options.log.info('config reloaded', { ...applied });
+    this.#gateway?.changed('all');
     this.broadcast('config/changed', { ok: true, warnings: result.value.warnings });
     this.#watch();
   }
@@ -525,6 +618,7 @@ export class Engine implements EngineHandlers {
     this.#closed = true;
     this.#stopWarming();
     this.#stopWatching();
+    await this.#gateway?.close();
     await Promise.allSettled([
       ...[...this.#sessions.values()].map((session) => session.close()),
       this.mcp.close(),

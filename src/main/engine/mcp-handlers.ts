@@ -1,11 +1,12 @@
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { McpServerStatus } from '../../workers/protocol/mcp.ts';
+import type { McpServerStatus, McpToolInfo } from '../../workers/protocol/mcp.ts';
 import { authFileName } from '../../workers/shared/auth-file.ts';
 import type { ResolvedServer } from '../config/load.ts';
 import type { RequestContext } from '../daemon/connection.ts';
 import { NifflerError } from '../errors.ts';
 import type { ParamsOf, ResultOf } from '../protocol.ts';
+import { configRules, isConfigured, mcpTool } from './capabilities.ts';
 import type { Engine } from './engine.ts';
 
 type McpMethod =
@@ -212,6 +213,14 @@ const readyServer = async (engine: Engine, server: string, signal: AbortSignal) 
     );
 };
 
+/** The MCP tools of the ready servers that the config lets exist (include/exclude applied). */
+export const configuredMcpTools = async (engine: Engine): Promise<McpToolInfo[]> => {
+  const tools = await engine.mcp.listTools();
+  if (!engine.loaded) return tools;
+  const rules = configRules(engine.loaded);
+  return tools.filter((tool) => isConfigured(mcpTool(tool), rules));
+};
+
 /** The `mcp/*` requests of the front-end protocol. */
 export const mcpHandlers = (
   engine: Engine,
@@ -220,6 +229,7 @@ export const mcpHandlers = (
 } => ({
   'mcp/status': async ({ wait }, { signal }) => ({
     servers: wait ? await waitForServers(engine, undefined, signal) : await engine.mcp.status(),
+    consumers: engine.gatewayConsumers(),
     configError: engine.configError,
     warnings: engine.loaded?.warnings ?? [],
   }),
@@ -239,7 +249,7 @@ export const mcpHandlers = (
   'mcp/tools': async ({ server }, { signal }) => {
     if (server) knownServer(engine, server);
     await waitForServers(engine, server ? [server] : undefined, signal);
-    const tools = await engine.mcp.listTools();
+    const tools = await configuredMcpTools(engine);
     return server ? tools.filter((tool) => tool.server === server) : tools;
   },
   'mcp/call': async ({ server, tool, args, progressToken }, { signal, client }) => {
@@ -247,7 +257,9 @@ export const mcpHandlers = (
     const [status] = (await waitForServers(engine, [server], signal)).filter(
       (s) => s.name === server,
     );
-    const info = (await engine.mcp.listTools()).find((t) => t.server === server && t.tool === tool);
+    const info = (await configuredMcpTools(engine)).find(
+      (t) => t.server === server && t.tool === tool,
+    );
     if (!info) {
       if (status && status.state !== 'ready')
         throw new NifflerError(

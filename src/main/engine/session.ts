@@ -365,8 +365,9 @@ export class Session {
   ): Promise<TurnSummary> {
     const { maxSteps } = this.deps.config().config.agent;
     const mcp = this.deps.mcp;
+    const tableFor = () => ({ model, config: this.deps.config() });
     let toolsAt = mcp.toolsVersion;
-    let table = await buildToolTable(this.deps.tools, mcp, this.disabled);
+    let table = await buildToolTable(this.deps.tools, mcp, this.disabled, tableFor());
     const system = await this.#systemPrompt(table.size > 0, params, io, signal);
     for (turn.steps = 1; turn.steps <= maxSteps; turn.steps++) {
       if (signal.aborted) return await this.#end(turn, 'cancelled', io);
@@ -375,7 +376,7 @@ export class Session {
       // The tools of a server that became ready meanwhile join this request (rebuilt only then).
       if (turn.steps > 1 && (toolsAt === undefined || toolsAt !== mcp.toolsVersion)) {
         toolsAt = mcp.toolsVersion;
-        table = await buildToolTable(this.deps.tools, mcp, this.disabled);
+        table = await buildToolTable(this.deps.tools, mcp, this.disabled, tableFor());
       }
       const { step, tools } = await this.#step(turn, model, system, table, io, signal);
       const outcome = await this.#afterStep(turn, step, tools, params, io, signal);
@@ -644,7 +645,10 @@ export class Session {
     this.#running = true;
     try {
       const model = await this.#turnModel(this.deps.config().config.model);
-      const table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
+      const table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled, {
+        model,
+        config: this.deps.config(),
+      });
       const system = await this.#systemPrompt(
         table.size > 0,
         { sessionId: this.id, text: '', interactive: true },

@@ -1,11 +1,18 @@
-import type { ToolCall, ToolSpec } from '../../workers/protocol/api.ts';
+import type { ModelSpec, ToolCall, ToolSpec } from '../../workers/protocol/api.ts';
 import type { McpToolInfo } from '../../workers/protocol/mcp.ts';
 import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { ClientCalls, ClientMethod, PromptParams, SessionEvent } from '../protocol.ts';
 import { protectedReason } from '../trust/protected.ts';
-import { explainApproval, type ApprovalStore } from './approvals.ts';
+import {
+  explainApproval,
+  type ApprovalOutcome,
+  type ApprovalSettings,
+  type ApprovalStore,
+} from './approvals.ts';
+import type { PolicyLayer } from '../trust/policy.ts';
+import { builtinTool, configRules, filterTools, mcpTool, modelProfile } from './capabilities.ts';
 
 /** The tools pool as the loop sees it. */
 export interface BuiltinTools {
@@ -68,49 +75,65 @@ export interface CallContext {
   signal: AbortSignal;
 }
 
-/** The built-ins plus the tools of ready MCP servers, minus what this session switched off. */
+/** Who the table is for: the turn's model (vision, tool protocol) and the config it runs under. */
+export interface TableFor {
+  model: Pick<ModelSpec, 'name' | 'vision' | 'toolProtocol'>;
+  config: LoadedConfig;
+}
+
+/**
+ * The built-ins plus the tools of ready MCP servers that the capabilities module offers this
+ * model: minus what the config leaves out, what this session switched off (`disabled`) and what
+ * the model cannot use (image-only tools without vision).
+ */
 export const buildToolTable = async (
   tools: BuiltinTools,
   mcp: McpTools,
   disabled: ReadonlySet<string>,
+  consumer: TableFor,
 ): Promise<ToolTable> => {
+  const defs = new Map(tools.definitions().map((def) => [def.name, def]));
+  const infos = new Map((await mcp.listTools()).map((tool) => [tool.name, tool]));
+  const catalog = [...[...defs.values()].map(builtinTool), ...[...infos.values()].map(mcpTool)];
+  const profile = modelProfile(consumer.model, disabled);
   const table: ToolTable = new Map();
-  for (const def of tools.definitions()) {
-    if (disabled.has(def.name)) continue;
-    table.set(def.name, {
-      spec: { name: def.name, description: def.description, inputSchema: def.parameters },
-      kind: 'builtin',
-      readOnly: def.readOnly,
-      defaultPolicy: def.defaultPolicy,
-      destructive: !def.readOnly,
-    });
-  }
-  for (const tool of await mcp.listTools()) {
-    if (disabled.has(tool.name) || disabled.has(tool.server)) continue;
-    table.set(tool.name, {
-      spec: {
-        name: tool.name,
-        description: tool.description ?? tool.title ?? tool.tool,
-        inputSchema: tool.inputSchema,
-      },
-      kind: 'mcp',
-      readOnly: tool.annotations?.readOnlyHint === true,
-      server: tool.server,
-      destructive: tool.annotations?.destructiveHint === true,
-    });
+  for (const { tool } of filterTools(catalog, profile, configRules(consumer.config)).offered) {
+    const def = defs.get(tool.name);
+    const info = infos.get(tool.name);
+    if (def)
+      table.set(def.name, {
+        spec: { name: def.name, description: def.description, inputSchema: def.parameters },
+        kind: 'builtin',
+        readOnly: def.readOnly,
+        defaultPolicy: def.defaultPolicy,
+        destructive: !def.readOnly,
+      });
+    else if (info)
+      table.set(info.name, {
+        spec: {
+          name: info.name,
+          description: info.description ?? info.title ?? info.tool,
+          inputSchema: info.inputSchema,
+        },
+        kind: 'mcp',
+        readOnly: tool.readOnly,
+        server: info.server,
+        destructive: tool.destructive,
+      });
   }
   return table;
 };
 
-/** Policy first; what asks goes to the front-end (denied in one-shot runs without `--yes`). */
-const decide = async (
-  call: ToolCall,
-  entry: ToolEntry,
-  ctx: CallContext,
-): Promise<{ allowed: boolean; reason: string }> => {
-  const { config, params, io, signal } = ctx;
+/** What a call meets under the policy before anyone is asked, and why it touches protected places. */
+export const policyOutcome = (
+  call: { name: string; args: Record<string, unknown> },
+  entry: Pick<ToolEntry, 'server' | 'defaultPolicy' | 'readOnly' | 'destructive'> & {
+    kind: 'builtin' | 'mcp';
+  },
+  config: LoadedConfig,
+  settings: Pick<ApprovalSettings, 'session' | 'repo' | 'yes'> & { extraPolicy?: PolicyLayer[] },
+): { outcome: ApprovalOutcome; protectedWhy: string | undefined } => {
   const { kind } = entry;
-  if (kind === 'engine') return { allowed: true, reason: "niffler's own tool" };
   const trustedServers = config.servers
     .filter((s) => s.definition.trust === true)
     .map((s) => s.name);
@@ -131,13 +154,30 @@ const decide = async (
       destructiveHint: entry.destructive,
     },
     {
-      policy: config.policy,
+      policy: [...config.policy, ...(settings.extraPolicy ?? [])],
       trustedServers,
-      ...ctx.approvals.remembered(ctx.sessionId),
-      yes: params.yes === true,
+      ...(settings.session ? { session: settings.session } : {}),
+      ...(settings.repo ? { repo: settings.repo } : {}),
+      yes: settings.yes === true,
       ...(protectedWhy ? { protectedReason: protectedWhy } : {}),
     },
   );
+  return { outcome, protectedWhy };
+};
+
+/** Policy first; what asks goes to the front-end (denied in one-shot runs without `--yes`). */
+const decide = async (
+  call: ToolCall,
+  entry: ToolEntry,
+  ctx: CallContext,
+): Promise<{ allowed: boolean; reason: string }> => {
+  const { config, params, io, signal } = ctx;
+  const { kind } = entry;
+  if (kind === 'engine') return { allowed: true, reason: "niffler's own tool" };
+  const { outcome, protectedWhy } = policyOutcome(call, { ...entry, kind }, config, {
+    ...ctx.approvals.remembered(ctx.sessionId),
+    yes: params.yes === true,
+  });
   if (outcome.decision !== 'ask')
     return { allowed: outcome.decision === 'allow', reason: outcome.reason };
   if (!params.interactive)

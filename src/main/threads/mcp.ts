@@ -11,6 +11,8 @@ import type {
   McpElicitation,
   McpElicitationAnswer,
   McpEvent,
+  McpForwardMethod,
+  McpForwardResult,
   McpLogLevel,
   McpOAuthSpec,
   McpPromptInfo,
@@ -88,8 +90,6 @@ export const toServerSpec = (server: ResolvedServer, ctx?: SandboxContext): McpS
     startupTimeoutMs: server.startupTimeoutMs,
     maxConcurrency: server.maxConcurrency,
     autoStart: server.autoStart,
-    ...(d.includeTools ? { includeTools: [...d.includeTools] } : {}),
-    ...(d.excludeTools ? { excludeTools: [...d.excludeTools] } : {}),
     ...(d.oauth ? { oauth: toOAuthSpec(d.oauth) } : {}),
     ...(sandbox ? { sandbox } : {}),
     ...(limits ? { limits: { ...limits } } : {}),
@@ -147,7 +147,9 @@ export const mcpWorkerData = (
 export type McpHostEvent =
   | Extract<
       McpEvent,
-      { type: 'status' | 'tools-changed' | 'prompts-changed' | 'resources-changed' }
+      {
+        type: 'status' | 'tools-changed' | 'prompts-changed' | 'resources-changed' | 'server-log';
+      }
     >
   | { type: 'worker-exit'; error: NifflerError; restarting: boolean };
 
@@ -171,6 +173,10 @@ export interface McpHostOptions {
 export interface CallToolOptions {
   signal?: AbortSignal;
   onProgress?: (progress: RpcProgress) => void;
+  /** Answers the server's elicitations during this call (instead of the host's handler). */
+  onElicit?: ElicitationHandler;
+  /** Answers the server's sampling requests during this call (instead of the host's handler). */
+  onSample?: SamplingHandler;
 }
 
 const NO_UI = 'no user interface is attached to answer it';
@@ -201,6 +207,9 @@ export class McpHost {
   private readonly pids = new Map<string, number>();
   private elicitation: ElicitationHandler | undefined;
   private sampling: SamplingHandler | undefined;
+  /** Per-call handlers of the server's requests, by the call's `asker` number. */
+  private readonly askers = new Map<number, Pick<CallToolOptions, 'onElicit' | 'onSample'>>();
+  private nextAsker = 1;
   private closing: Promise<void> | undefined;
   #toolsVersion = 0;
   private readonly onProcessExit = () => this.killServers('SIGKILL');
@@ -330,14 +339,50 @@ export class McpHost {
     options: CallToolOptions = {},
   ): Promise<ToolResult> {
     const { signal, onProgress } = options;
+    const asker = this.askerFor(options);
+    const params = {
+      name,
+      args,
+      ...(onProgress ? { progress: true } : {}),
+      ...(asker !== undefined ? { asker } : {}),
+    };
     // The worker enforces the server's timeout (reset by progress) and always replies.
-    return this.rpc
-      .request('call-tool', onProgress ? { name, args, progress: true } : { name, args }, {
-        timeoutMs: 0,
-        signal,
-        onProgress,
-      })
+    const call = this.rpc
+      .request('call-tool', params, { timeoutMs: 0, signal, onProgress })
       .catch(toCallFailure);
+    return asker === undefined ? call : call.finally(() => this.askers.delete(asker));
+  }
+
+  /**
+   * A request passed to `server` as it is; its result, or its JSON-RPC error, comes back whole.
+   * The server's elicitations and sampling meanwhile go to `onElicit`/`onSample` when given.
+   */
+  forward(
+    server: string,
+    method: McpForwardMethod,
+    params: Record<string, unknown>,
+    options: Omit<CallToolOptions, 'onProgress'> = {},
+  ): Promise<McpForwardResult> {
+    const asker = this.askerFor(options);
+    const request = this.rpc.request(
+      'forward',
+      { server, method, params, ...(asker !== undefined ? { asker } : {}) },
+      options.signal ? { signal: options.signal } : {},
+    );
+    return asker === undefined ? request : request.finally(() => this.askers.delete(asker));
+  }
+
+  /** A number for a request with its own handlers of the server's requests (none without). */
+  private askerFor(options: Pick<CallToolOptions, 'onElicit' | 'onSample'>): number | undefined {
+    if (!options.onElicit && !options.onSample) return undefined;
+    const asker = this.nextAsker++;
+    this.askers.set(asker, { onElicit: options.onElicit, onSample: options.onSample });
+    return asker;
+  }
+
+  /** Whether servers' log messages come as `server-log` events (off by default: they cost). */
+  setLogForwarding(on: boolean): Promise<object> {
+    return this.rpc.request('set-log-forwarding', { on });
   }
 
   startServer(server: string): Promise<McpServerStatus> {
@@ -521,6 +566,7 @@ export class McpHost {
         return;
       case 'prompts-changed':
       case 'resources-changed':
+      case 'server-log':
         this.emit(event);
         return;
       case 'log':
@@ -530,10 +576,12 @@ export class McpHost {
         this.answer(
           event.requestId,
           'elicitation-answer',
-          async () =>
-            this.elicitation
-              ? this.elicitation({ server: event.server, elicitation: event.elicitation })
-              : { action: 'decline', reason: `elicitation declined: ${NO_UI}` },
+          async () => {
+            const handler = this.askerOf(event.asker)?.onElicit ?? this.elicitation;
+            return handler
+              ? handler({ server: event.server, elicitation: event.elicitation })
+              : { action: 'decline', reason: `elicitation declined: ${NO_UI}` };
+          },
           (reason) => ({ action: 'decline', reason }),
         );
         return;
@@ -541,14 +589,20 @@ export class McpHost {
         this.answer(
           event.requestId,
           'sampling-answer',
-          async () =>
-            this.sampling
-              ? this.sampling({ server: event.server, params: event.params })
-              : { ok: false, reason: `sampling is not available: ${NO_UI}` },
+          async () => {
+            const handler = this.askerOf(event.asker)?.onSample ?? this.sampling;
+            return handler
+              ? handler({ server: event.server, params: event.params })
+              : { ok: false, reason: `sampling is not available: ${NO_UI}` };
+          },
           (reason) => ({ ok: false, reason }),
         );
         return;
     }
+  }
+
+  private askerOf(asker: number | undefined) {
+    return asker === undefined ? undefined : this.askers.get(asker);
   }
 
   private answer<A>(

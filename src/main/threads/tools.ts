@@ -155,9 +155,9 @@ export class ToolsHost {
     return { ...context, bash: { ...context.bash, bwrap, ...(note ? { note } : {}) } };
   }
 
-  /** The enabled built-in tools, as offered to the model. */
+  /** Every built-in tool (which of them a consumer is offered is the capabilities module's call). */
   definitions(): ToolDefinition[] {
-    return builtinTools().filter((tool) => !this.#disabled.has(tool.name));
+    return [...builtinTools()];
   }
 
   /**

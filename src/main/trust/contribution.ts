@@ -54,6 +54,11 @@ const RULES: { path: string[]; kind: Part['kind']; when?: When }[] = [
     when: (v) => !Array.isArray(v) || v.length > 0,
   },
   { path: ['tools', 'policy', '*'], kind: 'setting', when: (v) => v === 'allow' },
+  {
+    path: ['serve', 'clients', '*', 'policy', '*'],
+    kind: 'setting',
+    when: (v) => v === 'allow',
+  },
   { path: ['tools', 'bash', 'sandbox'], kind: 'setting' },
   { path: ['tools', 'bash', 'network'], kind: 'setting' },
   { path: ['tools', 'bash', 'passEnv'], kind: 'setting' },

@@ -1,5 +1,6 @@
 import type {
   DaemonStatus,
+  GatewayConsumerStatus,
   McpServerStatus,
   McpStatusResult,
   SessionSummary,
@@ -78,6 +79,22 @@ export const mcpStatusTable = (
   );
 };
 
+/** The gateway's consumers (`niffler mcp serve`) as a table. */
+export const consumersTable = (consumers: readonly GatewayConsumerStatus[], now = Date.now()) =>
+  formatTable(
+    ['CONSUMER', 'TRANSPORT', 'PROTOCOL', 'SERVES', 'CONNECTED', 'CALLS', 'ERRORS', 'IN FLIGHT'],
+    consumers.map((c) => [
+      `${c.name}${c.version ? ` ${c.version}` : ''}`,
+      c.transport,
+      c.revision ?? '-',
+      c.server ?? 'all',
+      formatDuration(now - c.connectedAt),
+      String(c.calls),
+      String(c.errors),
+      String(c.inFlight),
+    ]),
+  );
+
 /** `session/list` as a table: id, when it last changed, how many messages, and its title. */
 export const sessionsTable = (list: readonly SessionSummary[]): string =>
   formatTable(
@@ -98,11 +115,13 @@ export const showMcpStatus = (result: McpStatusResult, options: { json?: boolean
   }
   if (result.configError)
     warn(`the config has an error; the daemon keeps its last good config:\n${result.configError}`);
-  if (result.servers.length === 0) {
+  const consumers = result.consumers ?? [];
+  if (result.servers.length === 0)
     print('No MCP servers configured. Add one: niffler mcp add NAME -- COMMAND ARGS…');
-    return;
-  }
-  print(mcpStatusTable(result.servers, { color: true }));
+  else print(mcpStatusTable(result.servers, { color: true }));
+  if (consumers.length)
+    print(`\nGateway consumers (niffler mcp serve):\n${consumersTable(consumers)}`);
+  if (result.servers.length === 0) return;
   for (const server of result.servers)
     if (server.logError) warn(`server "${server.name}": ${server.logError}`);
   const problems = result.servers.flatMap((s) => s.problems.map((p) => `${s.name}: ${p.message}`));

@@ -19,6 +19,8 @@ import { normalizeResult } from './results.ts';
 export interface CallOptions {
   signal: AbortSignal;
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** Who made the call (echoed on the server's requests meanwhile; see `call-scope.ts`). */
+  asker?: number;
 }
 
 const validators = new WeakMap<object, StandardSchemaV1<unknown>['~standard']>();
@@ -79,16 +81,35 @@ interface Outgoing {
 const send = ({ link, conn, tool, args, options, ctx }: Outgoing): Promise<CallToolResult> => {
   const meta = link.requestMeta(ctx.logLevel());
   const toolDefinition = definitionFor(conn.tool(tool));
+  const { onProgress } = options;
   return link.client.callTool(
     { name: tool, arguments: args, ...(meta ? { _meta: meta } : {}) },
     {
       signal: options.signal,
       timeout: conn.spec.timeoutMs,
       resetTimeoutOnProgress: true,
-      ...(options.onProgress ? { onprogress: options.onProgress } : {}),
+      ...(onProgress
+        ? {
+            onprogress: (progress: Parameters<typeof onProgress>[0]) => {
+              conn.observe(tool, 'progress');
+              onProgress(progress);
+            },
+          }
+        : {}),
       ...(toolDefinition ? { toolDefinition } : {}),
     },
   );
+};
+
+/** What a result shows of its tool: image or audio only (no text), binary data, cut output. */
+const observeResult = (conn: ServerBase, tool: string, result: CallToolResult, saved: boolean) => {
+  const content = result.content ?? [];
+  const text = content.some((block) => block.type === 'text' && block.text.trim() !== '');
+  if (!text && content.some((block) => block.type === 'image')) conn.observe(tool, 'images');
+  if (!text && content.some((block) => block.type === 'audio')) conn.observe(tool, 'audio');
+  if (content.some((block) => block.type === 'resource' && 'blob' in block.resource))
+    conn.observe(tool, 'binary');
+  if (saved) conn.observe(tool, 'large');
 };
 
 /** Sends the call; on `HeaderMismatch` lists the tools again and sends it once more. */
@@ -152,6 +173,7 @@ export const callTool = async (
       label: `${conn.name}__${tool}`,
       ...(schemaProblem !== undefined ? { schemaProblem } : {}),
     });
+    observeResult(conn, tool, result, normalized.ok && normalized.savedTo !== undefined);
     if (ttl !== undefined) conn.results.set(tool, args, normalized, ttl);
     return record(conn, tool, started, redactFailure(conn, normalized));
   } catch (error) {

@@ -137,11 +137,7 @@ export class ServerConnection extends ServerBase {
       verdicts: this.ctx.verdicts,
       probe: this.ctx.probe,
       logLevel: this.ctx.logLevel(),
-      side: {
-        ...this.ctx.side(this.name),
-        serverLog: (level, logger, data) => this.output.serverLog(level, logger, data),
-        listChanged: (part) => current() && this.keeper.changed(part),
-      },
+      side: this.clientSide(current),
       auth: {
         interactive: () => this.interactive,
         onAuthUrl: (url) => current() && this.authWaiting(url),
@@ -158,6 +154,30 @@ export class ServerConnection extends ServerBase {
       onError: (error) => this.log.write('niffler', `transport error: ${error.message}`),
       log: (text) => this.log.write('niffler', text),
       note: (problem) => this.note(problem),
+    };
+  }
+
+  /** What this server's requests and notifications reach; its requests mark its tools' facts. */
+  private clientSide(current: () => boolean): LinkContext['side'] {
+    const { forwardLog, ...base } = this.ctx.side(this.name);
+    return {
+      roots: () => {
+        this.noteRequest('roots');
+        return base.roots();
+      },
+      elicit: (elicitation, signal) => {
+        this.noteRequest('elicitation');
+        return base.elicit(elicitation, signal);
+      },
+      sample: (params, signal) => {
+        this.noteRequest('sampling');
+        return base.sample(params, signal);
+      },
+      serverLog: (level, logger, data) => {
+        this.output.serverLog(level, logger, data);
+        forwardLog?.(level, logger, data);
+      },
+      listChanged: (part) => current() && this.keeper.changed(part),
     };
   }
 

@@ -1,5 +1,10 @@
-import type { CallToolResult, Client, RequestOptions } from '@modelcontextprotocol/client';
-import type { McpCompletionRef } from '../protocol/mcp.ts';
+import {
+  ProtocolError,
+  type CallToolResult,
+  type Client,
+  type RequestOptions,
+} from '@modelcontextprotocol/client';
+import type { McpCompletionRef, McpForwardMethod, McpForwardResult } from '../protocol/mcp.ts';
 import { fail, type ToolResult } from '../protocol/tool-result.ts';
 import { failed, unavailable } from './call.ts';
 import type { ConnectionContext, ServerBase } from './server-base.ts';
@@ -103,4 +108,40 @@ export const complete = async (
     values: result.completion.values.slice(0, 100),
     hasMore: result.completion.hasMore ?? false,
   };
+};
+
+/**
+ * Passes one request to the server as it is and gives back its result whole, or its JSON-RPC
+ * error with the server's code (redacted, as failed calls are); a server that is not ready, a
+ * timeout or a lost connection is an internal error (-32603) saying which. Never throws.
+ */
+export const forward = async (
+  conn: ServerBase,
+  method: McpForwardMethod,
+  params: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<McpForwardResult> => {
+  const client = conn.client;
+  if (conn.state !== 'ready' || !client) {
+    const why = unavailable(conn);
+    return { ok: false, code: -32603, message: why.ok ? '' : why.error.message };
+  }
+  try {
+    const result = await client.request(
+      { method, params },
+      { signal, timeout: conn.spec.timeoutMs },
+    );
+    return { ok: true, result: result };
+  } catch (error) {
+    if (ProtocolError.isInstance(error))
+      return {
+        ok: false,
+        code: error.code,
+        message: conn.redact(error.message),
+        ...(error.data !== undefined ? { data: error.data } : {}),
+      };
+    const subject = [params['uri'], params['name']].find((v) => typeof v === 'string') ?? '';
+    const why = failed(conn, method, subject, signal, error);
+    return { ok: false, code: -32603, message: why.ok ? '' : why.error.message };
+  }
 };

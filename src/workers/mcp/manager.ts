@@ -11,6 +11,8 @@ import type {
   McpToolInfo,
   McpWorkerData,
   McpCalls,
+  McpForwardMethod,
+  McpForwardResult,
 } from '../protocol/mcp.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { withDefaults } from './backoff.ts';
@@ -21,11 +23,15 @@ import type { ConnectionContext, ServerBase } from './server-base.ts';
 import { NifflerError } from '../protocol/wire-error.ts';
 import { assignToolNames, modelName, type NameTable } from './naming.ts';
 import { killGroup } from '../shared/process-group.ts';
-import { complete, getPrompt, readResource } from './extras.ts';
+import { complete, forward, getPrompt, readResource } from './extras.ts';
 import { VerdictStore } from './negotiation.ts';
+import { inCallScope } from './call-scope.ts';
 import { watchWorkspace } from './workspace-watch.ts';
 
 type Side = Omit<ClientSide, 'listChanged' | 'serverLog' | 'roots'>;
+
+/** JSON-RPC's internal error: what a forwarded request gets when no server answered it. */
+const INTERNAL_ERROR = -32603;
 
 /** A stable text of a spec, to tell a changed definition from an unchanged one. */
 const specKey = (spec: McpServerSpec): string =>
@@ -53,6 +59,8 @@ export class McpManager {
   private logLevel: McpLogLevel;
   private readonly ctx: ConnectionContext;
   private stopWatching: (() => void) | undefined;
+  /** Post servers' log messages as `server-log` events (while a gateway consumer listens). */
+  private forwardLogs = false;
 
   constructor(
     data: McpWorkerData,
@@ -73,7 +81,20 @@ export class McpManager {
       health: withDefaults(data.health),
       verdicts: new VerdictStore(data.protocolsFile),
       probe: data.probe ?? true,
-      side: (server) => ({ ...side(server), roots: () => this.roots }),
+      side: (server) => ({
+        ...side(server),
+        roots: () => this.roots,
+        forwardLog: (level, logger, data) => {
+          if (this.forwardLogs)
+            this.emit({
+              type: 'server-log',
+              server,
+              level: level as McpLogLevel,
+              ...(logger ? { logger } : {}),
+              data,
+            });
+        },
+      }),
       changed: (connection, what) => this.changed(connection, what),
       log: (level, msg, fields) =>
         this.emit({ type: 'log', level, msg, ...(fields ? { data: fields } : {}) }),
@@ -198,6 +219,27 @@ export class McpManager {
 
   getPrompt(server: string, prompt: string, args: Record<string, string>, signal: AbortSignal) {
     return getPrompt(this.get(server), prompt, args, signal, this.ctx);
+  }
+
+  /** A request passed to `server` as it is (the gateway's prompts, resources, completions). */
+  async forward(
+    server: string,
+    method: McpForwardMethod,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+    asker?: number,
+  ): Promise<McpForwardResult> {
+    const conn = this.connections.get(server);
+    if (!conn)
+      return { ok: false, code: INTERNAL_ERROR, message: `no MCP server named "${server}"` };
+    return inCallScope({ server, tool: undefined, asker }, () =>
+      forward(conn, method, params, signal),
+    );
+  }
+
+  /** Whether servers' log messages are posted as `server-log` events. */
+  setLogForwarding(on: boolean): void {
+    this.forwardLogs = on;
   }
 
   async start(server: string): Promise<McpServerStatus> {
@@ -334,6 +376,7 @@ export class McpManager {
   }
 
   private toolsOf(conn: ServerBase): McpToolInfo[] {
+    const facts = (tool: string) => conn.factsOf(tool);
     return conn.tools.flatMap((tool) => {
       const name = modelName(this.names, { server: conn.name, tool: tool.name });
       if (!name) return [];
@@ -347,6 +390,7 @@ export class McpManager {
           inputSchema: tool.inputSchema,
           ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
           ...(tool.annotations ? { annotations: { ...tool.annotations } } : {}),
+          ...(facts(tool.name) ? { observed: facts(tool.name) } : {}),
         },
       ];
     });

@@ -63,22 +63,3 @@ export const assignToolNames = (refs: readonly ToolRef[]): NameTable => {
 /** The model-facing name of one tool in a table built by `assignToolNames`. */
 export const modelName = (table: NameTable, ref: ToolRef): string | undefined =>
   table.toModel.get(key(ref));
-
-/** Applies `includeTools` then `excludeTools` (exclude wins); entries may use `*` globs. */
-export const isToolIncluded = (
-  tool: string,
-  include: readonly string[] | undefined,
-  exclude: readonly string[] | undefined,
-): boolean => {
-  const matches = (pattern: string) =>
-    pattern.includes('*')
-      ? new RegExp(
-          `^${pattern
-            .split('*')
-            .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-            .join('.*')}$`,
-        ).test(tool)
-      : pattern === tool;
-  if (exclude?.some(matches)) return false;
-  return !include || include.some(matches);
-};

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Client, Tool } from '@modelcontextprotocol/client';
 import type {
   McpLogLevel,
+  McpToolFact,
   McpServerSpec,
   McpServerState,
   McpServerStatus,
@@ -11,6 +12,7 @@ import type { ToolResult } from '../protocol/tool-result.ts';
 import { redactKnown, redactString } from '../shared/redact.ts';
 import { Restarts, type Health } from './backoff.ts';
 import { callTool, type CallOptions } from './call.ts';
+import { inCallScope, relatedCall } from './call-scope.ts';
 import { CatalogKeeper, type Catalog, type CatalogPart } from './catalog.ts';
 import type { ClientSide } from './client-handlers.ts';
 import { Limiter } from './limiter.ts';
@@ -19,7 +21,6 @@ import { describeLoss } from './describe.ts';
 import { abortable, type ServerLink } from './link.ts';
 import { logFileName, ServerLog, ServerOutput, specSecrets } from './logs.ts';
 import { ServerStats } from './metrics.ts';
-import { isToolIncluded } from './naming.ts';
 import type { VerdictStore } from './negotiation.ts';
 import { Problems } from './problems.ts';
 import { ResultCache } from './result-cache.ts';
@@ -42,7 +43,10 @@ export interface ConnectionContext {
   verdicts: VerdictStore;
   /** May an `auto` server of unknown era be probed (see `McpWorkerData.probe`). */
   probe: boolean;
-  side: (server: string) => Omit<ClientSide, 'listChanged' | 'serverLog'>;
+  side: (server: string) => Omit<ClientSide, 'listChanged' | 'serverLog'> & {
+    /** Where a server's log messages go besides its log file (the gateway's consumers). */
+    forwardLog?: ClientSide['serverLog'];
+  };
   /** The status, or one part of the catalog, changed. */
   changed: (connection: ServerBase, what: 'status' | CatalogPart) => void;
   log: (
@@ -71,6 +75,8 @@ export class ServerBase {
   readonly problems = new Problems();
   readonly results = new ResultCache();
   readonly keeper: CatalogKeeper;
+  /** Per tool, what its calls were seen to do; kept across restarts of the server. */
+  protected readonly facts = new Map<string, Set<McpToolFact>>();
   /** Why the last connection ended, worded to follow `server "x" `. */
   dropReason = 'closed the connection';
   protected readonly output: ServerOutput;
@@ -132,10 +138,30 @@ export class ServerBase {
   readonly redact = (text: string): string =>
     redactString(redactKnown(text, specSecrets(this.spec)));
 
-  /** Tools after `includeTools` / `excludeTools`. */
+  /** Every tool the server offers (which of them a consumer sees is main's to decide). */
   get tools(): Tool[] {
-    const { includeTools, excludeTools } = this.spec;
-    return this.catalog.tools.filter((t) => isToolIncluded(t.name, includeTools, excludeTools));
+    return this.catalog.tools;
+  }
+
+  /** What calls of `tool` were seen to do (see `McpToolFact`). */
+  factsOf(tool: string): McpToolFact[] | undefined {
+    const facts = this.facts.get(tool);
+    return facts ? [...facts] : undefined;
+  }
+
+  /** A request of this server (elicitation, sampling, roots) during a call: its tool's fact. */
+  noteRequest(fact: 'elicitation' | 'sampling' | 'roots'): void {
+    const tool = relatedCall(this.name)?.tool;
+    if (tool) this.observe(tool, fact);
+  }
+
+  /** Records that a call of `tool` did `fact`; the first time, its tools count as changed. */
+  observe(tool: string, fact: McpToolFact): void {
+    const facts = this.facts.get(tool) ?? new Set<McpToolFact>();
+    if (facts.has(fact)) return;
+    facts.add(fact);
+    this.facts.set(tool, facts);
+    this.ctx.changed(this, 'tools');
   }
 
   /** A tool of the catalog by its own name. */
@@ -195,7 +221,9 @@ export class ServerBase {
   ): Promise<ToolResult> {
     if (this.state === 'starting' && this.attempt)
       await abortable(this.attempt, options.signal).catch(() => undefined);
-    return callTool(this, tool, args, options, this.ctx);
+    return inCallScope({ server: this.name, tool, asker: options.asker }, () =>
+      callTool(this, tool, args, options, this.ctx),
+    );
   }
 
   /** Lists the tools again now (after `HeaderMismatch`: the server's schemas moved on). */

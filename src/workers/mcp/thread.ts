@@ -9,6 +9,7 @@ import type {
 } from '../protocol/mcp.ts';
 import { toWire } from '../protocol/wire-error.ts';
 import { BusyPoll } from './busy-poll.ts';
+import { relatedCall } from './call-scope.ts';
 import { McpManager } from './manager.ts';
 
 /** A request from main that is answered by a result (or an error). */
@@ -19,6 +20,12 @@ type Answered = Exclude<McpRequest, { type: 'cancel' | 'elicitation-answer' | 's
  * answers requests from main on `port`, pushes events to it, and asks main what servers ask of
  * the user (elicitation) or of the model (sampling).
  */
+/** Who made the call a request of `server` belongs to, as the engine numbered them. */
+const askerOf = (server: string): { asker?: number } => {
+  const asker = relatedCall(server)?.asker;
+  return asker === undefined ? {} : { asker };
+};
+
 export class McpWorkerThread {
   // Half a millisecond of polling after each request from main and each answer to it: what
   // follows soon (the server's answer, main's next call) is taken without a thread wake-up (see
@@ -38,13 +45,25 @@ export class McpWorkerThread {
     this.#manager = new McpManager(data, this.#post, (server) => ({
       elicit: (elicitation, signal) =>
         this.#ask<McpElicitationAnswer>(
-          (requestId) => ({ type: 'elicitation-request', requestId, server, elicitation }),
+          (requestId) => ({
+            type: 'elicitation-request',
+            requestId,
+            server,
+            elicitation,
+            ...askerOf(server),
+          }),
           signal,
           { action: 'cancel', reason: 'the server canceled the request' },
         ),
       sample: (params, signal) =>
         this.#ask<McpSamplingAnswer>(
-          (requestId) => ({ type: 'sampling-request', requestId, server, params }),
+          (requestId) => ({
+            type: 'sampling-request',
+            requestId,
+            server,
+            params,
+            ...askerOf(server),
+          }),
           signal,
           { ok: false, reason: 'the server canceled the request' },
         ),
@@ -113,6 +132,7 @@ export class McpWorkerThread {
       void this.#manager
         .callTool(request.name, request.args, {
           signal: controller.signal,
+          ...(request.asker !== undefined ? { asker: request.asker } : {}),
           ...(request.progress
             ? { onProgress: (p) => this.#post({ type: 'progress', id: request.id, ...p }) }
             : {}),
@@ -146,7 +166,13 @@ export class McpWorkerThread {
       case 'list-resource-templates':
         return manager.listResourceTemplates();
       case 'complete':
-        return manager.complete(request.server, request.ref, request.argument, request.context, signal);
+        return manager.complete(
+          request.server,
+          request.ref,
+          request.argument,
+          request.context,
+          signal,
+        );
       case 'get-trace':
         return manager.trace(request.server, request.since);
       case 'invalidate-cache':
@@ -171,6 +197,17 @@ export class McpWorkerThread {
         return {};
       case 'set-output-limit':
         manager.setOutputLimit(request.maxChars);
+        return {};
+      case 'forward':
+        return manager.forward(
+          request.server,
+          request.method,
+          request.params,
+          signal,
+          request.asker,
+        );
+      case 'set-log-forwarding':
+        manager.setLogForwarding(request.on);
         return {};
       case 'shutdown':
         await manager.shutdown();

@@ -57,8 +57,6 @@ export interface McpServerSpec {
   startupTimeoutMs: number;
   maxConcurrency: number;
   autoStart: boolean;
-  includeTools?: string[];
-  excludeTools?: string[];
   gate: McpGate;
   oauth?: McpOAuthSpec;
   /** stdio: run in bubblewrap under this policy (absolute paths); `mcpServers.X.sandbox`. */
@@ -151,6 +149,14 @@ export const MCP_SERVER_STATES = [
 ] as const;
 export type McpServerState = (typeof MCP_SERVER_STATES)[number];
 
+/**
+ * What a tool was seen to do in its calls so far: produce images or audio only (no text), binary
+ * resources, results over the output cap, progress, or ask its caller for elicitation, sampling
+ * or roots. The capabilities module derives a tool's requirements from them.
+ */
+export type McpToolFact =
+  'images' | 'audio' | 'binary' | 'large' | 'progress' | 'elicitation' | 'sampling' | 'roots';
+
 /** A tool as the engine and providers see it: model-facing name, schema passed through whole. */
 export interface McpToolInfo {
   /** `server__tool`, matching `^[a-zA-Z0-9_-]{1,64}$`. */
@@ -169,6 +175,8 @@ export interface McpToolInfo {
     idempotentHint?: boolean;
     openWorldHint?: boolean;
   };
+  /** What its calls were seen to do (absent until something was seen). */
+  observed?: McpToolFact[];
 }
 
 export interface McpPromptInfo {
@@ -226,6 +234,19 @@ export interface McpCompleteMessage {
   };
   result: { values: string[]; hasMore: boolean };
 }
+
+/** Requests the gateway passes to a server as they are (`forward`), for results kept whole. */
+export type McpForwardMethod =
+  | 'prompts/get'
+  | 'resources/read'
+  | 'completion/complete'
+  | 'resources/subscribe'
+  | 'resources/unsubscribe';
+
+/** A forwarded request's result as the server sent it, or its JSON-RPC error (code kept). */
+export type McpForwardResult =
+  | { ok: true; result: Record<string, unknown> }
+  | { ok: false; code: number; message: string; data?: unknown };
 
 export interface McpCallMetrics {
   calls: number;
@@ -318,10 +339,27 @@ export type McpCalls = {
   };
   /** Never rejects for tool or server failures: those are a `ToolResult` with `ok: false`. */
   'call-tool': {
-    /** `progress`: ask the server for progress notifications (forwarded as `progress` events). */
-    params: { name: string; args: Record<string, unknown>; progress?: boolean };
+    /**
+     * `progress`: ask the server for progress notifications (forwarded as `progress` events).
+     * `asker`: the caller's number, echoed on the elicitation and sampling requests the server
+     * makes during this call, so that they reach whoever made the call.
+     */
+    params: { name: string; args: Record<string, unknown>; progress?: boolean; asker?: number };
     result: ToolResult;
   };
+  /** A request passed to `server` as it is; its result (or JSON-RPC error) comes back whole. */
+  forward: {
+    /** `asker`: as for `call-tool`, for the server's input requests during this one. */
+    params: {
+      server: string;
+      method: McpForwardMethod;
+      params: Record<string, unknown>;
+      asker?: number;
+    };
+    result: McpForwardResult;
+  };
+  /** With `on`, every server's `notifications/message` is posted as a `server-log` event too. */
+  'set-log-forwarding': { params: { on: boolean }; result: object };
   start: { params: { server: string }; result: McpServerStatus };
   stop: { params: { server: string }; result: McpServerStatus };
   restart: { params: { server: string }; result: McpServerStatus };
@@ -364,5 +402,20 @@ export type McpEvent =
       msg: string;
       data?: Record<string, unknown>;
     }
-  | { type: 'elicitation-request'; requestId: number; server: string; elicitation: McpElicitation }
-  | { type: 'sampling-request'; requestId: number; server: string; params: McpSamplingParams };
+  /** A server's log message (`notifications/message`), while log forwarding is on. */
+  | { type: 'server-log'; server: string; level: McpLogLevel; logger?: string; data: unknown }
+  /** `asker`: the caller of the tool call this request belongs to, when it can be told. */
+  | {
+      type: 'elicitation-request';
+      requestId: number;
+      server: string;
+      elicitation: McpElicitation;
+      asker?: number;
+    }
+  | {
+      type: 'sampling-request';
+      requestId: number;
+      server: string;
+      params: McpSamplingParams;
+      asker?: number;
+    };

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   assignToolNames,
-  isToolIncluded,
   modelName,
   TOOL_NAME_PATTERN,
 } from '../../../src/workers/mcp/naming.ts';
@@ -51,21 +50,5 @@ describe('assignToolNames', () => {
     );
     const table = assignToolNames(refs);
     expect(table.fromModel.size).toBe(400);
-  });
-});
-
-describe('isToolIncluded', () => {
-  it.each([
-    ['read', undefined, undefined, true],
-    ['read', ['read'], undefined, true],
-    ['write', ['read'], undefined, false],
-    ['write', [], undefined, false],
-    ['read_file', ['read_*'], undefined, true],
-    ['read_file', ['read_*'], ['read_file'], false],
-    ['read', undefined, ['*'], false],
-    ['a.b', ['a.b'], undefined, true],
-    ['axb', ['a.b'], undefined, false],
-  ])('%s include=%j exclude=%j → %s', (tool, include, exclude, expected) => {
-    expect(isToolIncluded(tool, include, exclude)).toBe(expected);
   });
 });

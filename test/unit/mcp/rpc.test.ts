@@ -125,7 +125,6 @@ describe('toServerSpec', () => {
       command: 'gh-mcp',
       args: ['--x'],
       env: { T: '1' },
-      includeTools: ['a'],
       timeoutMs: 60_000,
       startupTimeoutMs: 30_000,
       maxConcurrency: 4,

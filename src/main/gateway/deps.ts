@@ -1,0 +1,22 @@
+import type { LoadedConfig } from '../config/load.ts';
+import type { ApprovalStore } from '../engine/approvals.ts';
+import type { BuiltinTools } from '../engine/tool-calls.ts';
+import type { Logger } from '../log.ts';
+import type { McpHost } from '../threads/mcp.ts';
+import type { GatewayCatalog } from './catalog.ts';
+import type { Exchanges } from './exchange.ts';
+
+/** What the gateway's servers use of the engine: its config, catalog, tools and servers. */
+export interface GatewayDeps {
+  /** The config now (null while it has never loaded). */
+  loaded(): LoadedConfig | null;
+  root: string;
+  catalog: GatewayCatalog;
+  exchanges: Exchanges;
+  approvals: Pick<ApprovalStore, 'remembered'>;
+  tools: BuiltinTools;
+  mcp: Pick<McpHost, 'callTool' | 'forward'>;
+  log: Logger;
+  /** Resolves once no server is starting (bounded by `mcp.startupWait`), or `signal` aborts. */
+  settled(signal: AbortSignal): Promise<unknown>;
+}
