@@ -21,7 +21,8 @@ import type { ClientSide } from './client-handlers.ts';
 import { ServerConnection } from './connection.ts';
 import type { ConnectionContext, ServerBase } from './server-base.ts';
 import { NifflerError } from '../protocol/wire-error.ts';
-import { assignToolNames, modelName, type NameTable } from './naming.ts';
+import { assignToolNames, type NameTable } from './naming.ts';
+import { promptsOf, renamedServers, resourcesOf, templatesOf, toolsOf } from './listing.ts';
 import { killGroup } from '../shared/process-group.ts';
 import { complete, forward, getPrompt, readResource } from './extras.ts';
 import { VerdictStore } from './negotiation.ts';
@@ -129,39 +130,16 @@ export class McpManager {
 
   listPrompts(): McpPromptInfo[] {
     this.freshen();
-    return [...this.connections.values()].flatMap((c) =>
-      c.catalog.prompts.map((p) => ({
-        server: c.name,
-        name: p.name,
-        ...(p.description ? { description: p.description } : {}),
-        ...(p.arguments ? { arguments: p.arguments.map((a) => ({ ...a })) } : {}),
-      })),
-    );
+    return [...this.connections.values()].flatMap(promptsOf);
   }
 
   listResources(): McpResourceInfo[] {
     this.freshen();
-    return [...this.connections.values()].flatMap((c) =>
-      c.catalog.resources.map((r) => ({
-        server: c.name,
-        uri: r.uri,
-        name: r.name,
-        ...(r.description ? { description: r.description } : {}),
-        ...(r.mimeType ? { mimeType: r.mimeType } : {}),
-      })),
-    );
+    return [...this.connections.values()].flatMap(resourcesOf);
   }
 
   listResourceTemplates(): McpResourceTemplateInfo[] {
-    return [...this.connections.values()].flatMap((c) =>
-      c.catalog.templates.map((t) => ({
-        server: c.name,
-        uriTemplate: t.uriTemplate,
-        name: t.name,
-        ...(t.description ? { description: t.description } : {}),
-        ...(t.mimeType ? { mimeType: t.mimeType } : {}),
-      })),
-    );
+    return [...this.connections.values()].flatMap(templatesOf);
   }
 
   complete(
@@ -376,24 +354,7 @@ export class McpManager {
   }
 
   private toolsOf(conn: ServerBase): McpToolInfo[] {
-    const facts = (tool: string) => conn.factsOf(tool);
-    return conn.tools.flatMap((tool) => {
-      const name = modelName(this.names, { server: conn.name, tool: tool.name });
-      if (!name) return [];
-      return [
-        {
-          name,
-          server: conn.name,
-          tool: tool.name,
-          ...(tool.title ? { title: tool.title } : {}),
-          ...(tool.description ? { description: tool.description } : {}),
-          inputSchema: tool.inputSchema,
-          ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
-          ...(tool.annotations ? { annotations: { ...tool.annotations } } : {}),
-          ...(facts(tool.name) ? { observed: facts(tool.name) } : {}),
-        },
-      ];
-    });
+    return toolsOf(conn, this.names);
   }
 
   /** Rebuilds the name table; returns the servers whose model-facing names changed. */
@@ -404,12 +365,7 @@ export class McpManager {
         c.tools.map((t) => ({ server: c.name, tool: t.name })),
       ),
     );
-    const changed = new Set<string>();
-    for (const [key, name] of this.names.toModel)
-      if (before.toModel.get(key) !== name) changed.add(key.split('\u0000')[0]!);
-    for (const [key] of before.toModel)
-      if (!this.names.toModel.has(key)) changed.add(key.split('\u0000')[0]!);
-    return changed;
+    return renamedServers(before, this.names);
   }
 
   private changed(
