@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execa } from 'execa';
 import { onTestFinished } from 'vitest';
 import { connectSocket, type EngineClient } from '../../../src/main/daemon/client.ts';
 import { startInProcess } from '../../../src/main/daemon/in-process.ts';
@@ -16,7 +17,12 @@ import { startFakeLlm, type FakeLlm, type FakeLlmOptions } from '../../fixtures/
 import { testEnv } from '../../fixtures/env.ts';
 import { serverBin } from '../../fixtures/mcp/servers.ts';
 
-export type CarrierName = 'in-process' | 'socket';
+/**
+ * How the harness reaches its engine: in this process, over a socket to a daemon served in this
+ * process, or (`binary`) over the socket of the daemon the built binary starts (`npm test` builds
+ * it first), as a user's front-end does.
+ */
+export type CarrierName = 'in-process' | 'socket' | 'binary';
 
 export const carriers: CarrierName[] = ['in-process', 'socket'];
 
@@ -67,6 +73,26 @@ export const startHarness = async (
     const engine = await startInProcess({ root, env });
     client = engine.client;
     close = engine.close;
+  } else if (carrier === 'binary') {
+    // `mcp status` starts the workspace's daemon (detached) and answers once it serves.
+    await execa(process.execPath, [path.resolve('dist/cli.cjs'), 'mcp', 'status'], {
+      cwd: root,
+      env,
+      extendEnv: false,
+      stdin: 'ignore',
+    });
+    client = await connectSocket(nifflerPaths(root, env).socket);
+    close = async () => {
+      client.close();
+      // Returns once the daemon and its servers have ended.
+      await execa(process.execPath, [path.resolve('dist/cli.cjs'), 'daemon', 'stop'], {
+        cwd: root,
+        env,
+        extendEnv: false,
+        stdin: 'ignore',
+        reject: false,
+      });
+    };
   } else {
     let listening: () => void = () => {};
     const ready = new Promise<void>((resolve) => (listening = resolve));
