@@ -77,9 +77,24 @@ export interface EngineCalls {
      * `atTurn` with `resume`: a new session that goes on from the end of that turn of the old one
      * (what came later — answers, compactions — is not in it; the old session stays as it was).
      */
-    params: { resume?: string; continue?: boolean; atTurn?: number };
+    params: {
+      resume?: string;
+      continue?: boolean;
+      atTurn?: number;
+      /** A new session's agent profile (default `agent.default`); a resumed one keeps its own. */
+      agent?: string;
+      /** Servers and tools a new session starts with switched off (`/clear` carries them). */
+      disabled?: string[];
+    };
     result: SessionOpened;
   };
+  /** Runs the session's turns with another agent profile from now on. */
+  'session/agent': {
+    params: { sessionId: string; agent: string };
+    result: { agent: string };
+  };
+  /** Agent profiles, custom commands, repository tools and tasks, and files skipped. */
+  'extensions/list': { params: Record<string, never>; result: ExtensionsList };
   /**
    * Runs one turn. Events arrive as `session/event` notifications; approvals and elicitations as
    * requests to this client. Cancelling the request cancels the turn.
@@ -175,6 +190,41 @@ export interface SessionOpened {
   spent?: SessionSpent;
   /** What this repository would contribute once trusted, when it is not (absent when trusted). */
   trust?: TrustOffer;
+  /** The session's agent profile, and what it has switched off (absent from older daemons). */
+  agent?: string;
+  disabled?: string[];
+}
+
+/** One agent profile as listings show it. */
+export interface AgentInfo {
+  name: string;
+  description: string;
+  mode: 'primary' | 'subagent' | 'all';
+  source: 'builtin' | 'user' | 'repo';
+  file?: string;
+  model?: string;
+  tools?: string[];
+  policy: Record<string, string>;
+  maxSteps?: number;
+  notes: string[];
+}
+
+/** One custom slash command as `/help` lists it. */
+export interface CommandInfo {
+  name: string;
+  description: string;
+  argumentHint?: string;
+  source: 'builtin' | 'user' | 'repo';
+  file: string;
+}
+
+export interface ExtensionsList {
+  agents: AgentInfo[];
+  commands: CommandInfo[];
+  /** Repository tools: name, description, file, annotations. */
+  tools: { name: string; description: string; file: string; readOnly: boolean }[];
+  /** Files skipped (`file:line: what is wrong`), and what an untrusted repository left out. */
+  problems: string[];
 }
 
 /** An untrusted (or changed) repository's contribution, as the trust dialog shows it. */

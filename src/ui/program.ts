@@ -34,6 +34,7 @@ export const buildProgram = (): Command => {
       },
     )
     .option('-y, --yes', 'approve every tool call that the config does not deny')
+    .option('-a, --agent <name>', 'agent profile: build (default), plan, review, or yours')
     .argument(
       '[prompt...]',
       'a prompt (with -p, or when stdin is not a terminal: answered in one shot)',
@@ -123,6 +124,16 @@ Examples:
     .option('--json', 'print JSON')
     .action(async (names: string[], _opts, command: Command) =>
       (await import('./commands/tools.ts')).toolsPolicy({ ...globals(command), names }),
+    );
+
+  program
+    .command('agents')
+    .description(
+      "agent profiles: built-in (build, plan, review), yours ($NIFFLER_HOME/agents) and the repository's (.niffler/agents, .claude/agents), with their source",
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/extensions.ts')).agents(globals(command)),
     );
 
   program

@@ -29,6 +29,7 @@ import type { PolicyLayer } from '../trust/policy.ts';
 import { protectedPlaces, type ProtectedPlace } from '../trust/protected.ts';
 import { readTrustStore } from '../trust/store.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
+import { extensionParts, readExtensions, type Extensions } from '../extensions/load.ts';
 
 type Data = Record<string, unknown>;
 
@@ -94,6 +95,11 @@ export interface LoadedConfig {
   policy: PolicyLayer[];
   /** Where the rules a model runs under live: writes there always ask (see `trust/protected.ts`). */
   protectedPlaces: ProtectedPlace[];
+  /**
+   * Agents, commands, repository tools and tasks found, trusted or not (`usableExtensions` says
+   * what may be used); the repository's are part of the trust digest.
+   */
+  extensions: Extensions;
 }
 
 export type LoadResult = { ok: true; value: LoadedConfig } | { ok: false; error: NifflerError };
@@ -261,10 +267,11 @@ const load = (options: LoadOptions): LoadedConfig => {
 
   // Trust is decided on the files as written, before `${VAR}` expansion.
   const repoLayers = layers.filter(isRepoLayer);
+  const extensions = readExtensions(workspace.root, env);
   const trust = decideTrust(
     readTrustStore(paths.trustFile, env),
     workspace.root,
-    repositoryContribution(repoLayers),
+    repositoryContribution(repoLayers, extensionParts(extensions)),
     env,
   );
   const untrustedParts = trust.level === 'trusted' ? [] : trust.contribution.parts;
@@ -355,6 +362,7 @@ const load = (options: LoadOptions): LoadedConfig => {
     trust,
     policy,
     protectedPlaces: protectedPlaces(workspace.root, env, mcpConfigEnv ? [mcpConfigEnv] : []),
+    extensions,
   };
 };
 

@@ -234,6 +234,16 @@ export const ConfigSchema = z.strictObject({
   agent: z
     .strictObject({
       maxSteps: z.number().int().positive().default(50),
+      /** The agent profile new sessions start with (build, plan, review, or one of yours). */
+      default: z.string().min(1).default('build'),
+      /** Subagents the `task` tool starts: how deep they nest, how many run at once, their steps. */
+      subagents: z
+        .strictObject({
+          maxDepth: z.number().int().min(0).max(5).default(2),
+          maxConcurrent: z.number().int().positive().default(4),
+          maxSteps: z.number().int().positive().default(25),
+        })
+        .prefault({}),
       /** Branch, upstream, short status and recent commits at the end of the system prompt. */
       git: z.boolean().default(true),
       compaction: z

@@ -69,6 +69,8 @@ const METHODS: EngineMethod[] = [
   'session/compact',
   'session/undo',
   'session/toggle',
+  'session/agent',
+  'extensions/list',
   'config/reload',
   'trust/accept',
 ] satisfies (keyof EngineCalls)[];

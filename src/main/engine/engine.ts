@@ -27,6 +27,10 @@ import { Session, type SessionDeps } from './session.ts';
 import { listSessions, readTranscript } from './transcript.ts';
 import { leftOutNotices, mcpHandlers, serverInstructions, waitForServers } from './mcp-handlers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
+import { extensionHandlers } from '../extensions/handlers.ts';
+import { extensionDirs } from '../extensions/load.ts';
+import { watchExtensionDirs } from '../extensions/watch.ts';
+import { Semaphore } from '../extensions/subagents.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
 
@@ -69,6 +73,7 @@ export class Engine implements EngineHandlers {
   readonly #sessions = new Map<string, Session>();
   readonly #active = new Map<string, ActiveTurn>();
   readonly #windows = new ContextWindows();
+  #subagentSlots: Semaphore | undefined;
   #snapshotStore: SnapshotStore | undefined;
 
   get #snapshots(): SnapshotStore {
@@ -215,7 +220,12 @@ export class Engine implements EngineHandlers {
         const existing = this.#sessions.get(resumeId);
         if (existing) session = existing;
         else ({ session, warnings } = Session.resume(deps, resumeId));
-      } else session = Session.create(deps);
+      } else
+        session = Session.create(deps, {
+          ...(params.agent ? { agent: params.agent } : {}),
+          ...(params.disabled ? { disabled: params.disabled } : {}),
+        });
+      if (resumeId && params.agent) session.setAgent(params.agent);
       this.#sessions.set(session.id, session);
       const offer = this.#loaded ? trustOffer(this.#loaded) : undefined;
       if (this.approvals.problem) warnings = [...warnings, this.approvals.problem];
@@ -226,6 +236,8 @@ export class Engine implements EngineHandlers {
         model: this.config.model,
         spent: { turns: session.turns, usage: session.usage, costUsd: session.costUsd },
         ...(offer ? { trust: offer } : {}),
+        agent: session.agent,
+        disabled: [...session.disabled],
       };
     },
     'session/prompt': async (params, { client, signal }) => {
@@ -281,10 +293,11 @@ export class Engine implements EngineHandlers {
     },
     'session/toggle': async ({ sessionId, name, enabled }) => {
       const session = this.#session(sessionId);
-      if (enabled) session.disabled.delete(name);
-      else session.disabled.add(name);
-      return { disabled: [...session.disabled] };
+      const disabled = session.toggle(name, enabled);
+      await session.saved();
+      return { disabled };
     },
+    ...extensionHandlers(this, (id) => this.#session(id)),
   };
 
   get version(): string {
@@ -314,6 +327,7 @@ export class Engine implements EngineHandlers {
       config: () => this.#requireConfig(),
       resolveModel: (name) => resolveModelSpec(this.config, name, this.options.env ?? process.env),
       instructions: () => serverInstructions(this.mcp.knownStatuses(), this.#loaded?.servers ?? []),
+      subagents: (this.#subagentSlots ??= new Semaphore(this.config.agent.subagents.maxConcurrent)),
     };
   }
 
@@ -478,9 +492,20 @@ export class Engine implements EngineHandlers {
       ]),
       paths.trustFile,
     ];
-    this.#stopWatching = watchConfigFiles(files, () => {
+    const reload = () => {
       if (!this.#closed) void this.reload();
-    });
+    };
+    const stopFiles = watchConfigFiles(files, reload);
+    // Agents, commands, repository tools and tasks: a change there can change trust too.
+    const dirs = Object.values(extensionDirs(this.options.root, this.options.env ?? process.env));
+    const stopDirs = watchExtensionDirs(
+      dirs.flat().map((d) => d.dir),
+      reload,
+    );
+    this.#stopWatching = () => {
+      stopFiles();
+      stopDirs();
+    };
   }
 
   /** Stops watching, ends every session, server and pool task (no orphan processes). */

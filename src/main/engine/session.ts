@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ChatMessage, ModelSpec, ToolCall, Usage } from '../../workers/protocol/api.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { NifflerError, toWire } from '../errors.ts';
-import { fail } from '../../workers/protocol/tool-result.ts';
+import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { PromptParams, TurnOutcome, TurnSummary } from '../protocol.ts';
 import { VERSION } from '../version.ts';
 import type { ApprovalStore } from './approvals.ts';
@@ -31,6 +31,17 @@ import {
 } from './tool-calls.ts';
 import { NOT_RUN, pairToolResults } from './tool-pairs.ts';
 import { newSessionId, readTranscript, Transcript, type TranscriptEntry } from './transcript.ts';
+import type { AgentProfile } from '../extensions/agents.ts';
+import { usableExtensions } from '../extensions/load.ts';
+import {
+  subagentResult,
+  taskTool,
+  type Semaphore,
+  type SubagentRun,
+} from '../extensions/subagents.ts';
+import { savedChoices, subagentIo, type SessionOptions } from '../extensions/session-state.ts';
+import { agentPolicy, agentTools, DEFAULT_AGENT, findAgent } from '../extensions/turn.ts';
+import type { PolicyLayer } from '../trust/policy.ts';
 
 export type { BuiltinTools, McpTools, TurnIO } from './tool-calls.ts';
 
@@ -53,6 +64,8 @@ export interface SessionDeps {
   snapshots: SnapshotStore;
   /** MCP servers' instructions for the system prompt (trusted, ready servers). */
   instructions?: () => { server: string; text: string }[];
+  /** How many subagents run at once in this daemon. */
+  subagents?: Semaphore;
 }
 
 /** A model resolved for a turn, with the context window it has. */
@@ -72,6 +85,10 @@ interface TurnState {
   snapshot?: string;
   /** Snapshots were tried and failed (said once). */
   noSnapshot?: boolean;
+  /** The agent profile of this turn, and the policy layers above the config's. */
+  agent: AgentProfile;
+  policy: PolicyLayer[];
+  maxSteps: number;
 }
 
 /** The system prompt of a turn, and how much of it is instruction files. */
@@ -101,6 +118,15 @@ const compactionMarkers = (
   return { markers, broken };
 };
 
+/** `agent.default`, or `build` while the config does not load. */
+const defaultAgent = (deps: SessionDeps): string => {
+  try {
+    return deps.config().config.agent.default;
+  } catch {
+    return DEFAULT_AGENT; // The turn will say what is wrong with the config.
+  }
+};
+
 /**
  * One conversation: its history, transcript and per-session tool switches. `prompt` runs a turn:
  * stream → tool calls → approvals → run (read-only calls in parallel, others in order) → results →
@@ -109,6 +135,10 @@ const compactionMarkers = (
 export class Session {
   readonly messages: ChatMessage[];
   readonly disabled = new Set<string>();
+  /** The agent profile of this session's turns (`/agent`, `--agent`). */
+  agent = DEFAULT_AGENT;
+  /** How deep in subagents this session is: 0 for one a front-end opened. */
+  depth = 0;
   /** What its turns have used, those read back from the transcript included. */
   usage: Usage = zeroUsage();
   costUsd = 0;
@@ -174,7 +204,7 @@ export class Session {
     return text;
   }
 
-  static create(deps: SessionDeps): Session {
+  static create(deps: SessionDeps, options: SessionOptions = {}): Session {
     const id = newSessionId();
     const transcript = Transcript.open(deps.sessionsDir, id);
     transcript.append({
@@ -183,8 +213,42 @@ export class Session {
       root: deps.root,
       createdAt: new Date().toISOString(),
       version: VERSION,
+      ...(options.parent
+        ? { parent: { id: options.parent.id, callId: options.parent.callId } }
+        : {}),
+      ...(options.task ? { task: options.task } : {}),
     });
-    return new Session(id, deps, transcript, [], 0);
+    const session = new Session(id, deps, transcript, [], 0);
+    session.depth = options.parent ? options.parent.depth + 1 : 0;
+    session.setAgent(options.agent ?? defaultAgent(deps));
+    if (options.disabled?.length) for (const name of options.disabled) session.toggle(name, false);
+    return session;
+  }
+
+  /** Runs this session's turns with the profile `name` from now on (recorded in the transcript). */
+  setAgent(name: string): void {
+    if (name === this.agent && this.#turn > 0) return;
+    this.agent = name;
+    this.transcript.append({
+      type: 'agent',
+      time: new Date().toISOString(),
+      turn: this.#turn,
+      agent: name,
+    });
+  }
+
+  /** Switches a server or tool off (or on) for this session; the choice is in the transcript. */
+  toggle(name: string, enabled: boolean): string[] {
+    if (enabled) this.disabled.delete(name);
+    else this.disabled.add(name);
+    const disabled = [...this.disabled];
+    this.transcript.append({
+      type: 'tools',
+      time: new Date().toISOString(),
+      turn: this.#turn,
+      disabled,
+    });
+    return disabled;
   }
 
   /**
@@ -200,6 +264,10 @@ export class Session {
     const transcript = Transcript.open(deps.sessionsDir, id);
     const { markers, broken } = compactionMarkers(loaded.entries);
     const session = new Session(id, deps, transcript, paired.messages, lastTurn, markers);
+    const saved = savedChoices(loaded.entries);
+    if (saved.agent) session.agent = saved.agent;
+    for (const name of saved.disabled) session.disabled.add(name);
+    session.depth = saved.depth;
     const time = new Date().toISOString();
     for (const message of paired.added)
       transcript.append({ type: 'message', time, turn: lastTurn, message });
@@ -287,6 +355,11 @@ export class Session {
     return this.transcript.close();
   }
 
+  /** Resolves once what was recorded so far is on disk (a disk fault is kept, not thrown). */
+  saved(): Promise<void> {
+    return this.#flush();
+  }
+
   /** Waits for the transcript's writes; a disk fault is kept for the turn's summary, not thrown. */
   async #flush(): Promise<void> {
     try {
@@ -323,9 +396,13 @@ export class Session {
         `session ${this.id} is already running a turn; wait for it or cancel it`,
       );
     // Read before taking the session: a config that does not load fails this prompt only.
-    const config = this.deps.config().config;
+    const loaded = this.deps.config();
+    const { config } = loaded;
     this.#running = true;
-    const modelName = params.model ?? config.model;
+    const usable = usableExtensions(loaded.extensions, loaded.trust.level === 'trusted');
+    const found = findAgent(usable.extensions, this.agent);
+    const agent = found.agent;
+    const modelName = params.model ?? agent.model ?? config.model;
     const turn: TurnState = {
       number: ++this.#turn,
       modelName,
@@ -334,7 +411,17 @@ export class Session {
       denied: [],
       lastText: '',
       loadedTools: new Set(),
+      agent,
+      policy: agentPolicy(agent),
+      maxSteps:
+        agent.maxSteps ??
+        (this.depth > 0 ? config.agent.subagents.maxSteps : config.agent.maxSteps),
     };
+    notices = [
+      ...notices,
+      ...(found.problem ? [found.problem] : []),
+      ...(usable.ignored && this.depth === 0 ? [usable.ignored] : []),
+    ];
     this.#diskError = undefined;
     try {
       const model = await this.#turnModel(modelName);
@@ -363,16 +450,15 @@ export class Session {
     io: TurnIO,
     signal: AbortSignal,
   ): Promise<TurnSummary> {
-    const { maxSteps } = this.deps.config().config.agent;
-    let table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
-    const system = await this.#systemPrompt(table.size > 0, params, io, signal);
+    const { maxSteps } = turn;
+    let table = await this.#toolTable(turn, params);
+    const system = await this.#systemPrompt(table.size > 0, params, io, signal, turn.agent);
     for (turn.steps = 1; turn.steps <= maxSteps; turn.steps++) {
       if (signal.aborted) return await this.#end(turn, 'cancelled', io);
       // Everything so far is on disk before the model is asked again.
       await this.#flush();
       // The tools of a server that became ready meanwhile join this request.
-      if (turn.steps > 1)
-        table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
+      if (turn.steps > 1) table = await this.#toolTable(turn, params);
       const { step, tools } = await this.#step(turn, model, system, table, io, signal);
       const outcome = await this.#afterStep(turn, step, tools, params, io, signal);
       if (outcome) return await this.#end(turn, outcome, io);
@@ -381,7 +467,7 @@ export class Session {
     io.emit({
       type: 'notice',
       level: 'warn',
-      text: `stopped after ${maxSteps} steps (agent.maxSteps); send "continue" to let the model go on`,
+      text: `stopped after ${maxSteps} steps (${turn.agent.maxSteps ? `agent ${turn.agent.name}'s maxSteps` : this.depth > 0 ? 'agent.subagents.maxSteps' : 'agent.maxSteps'}); send "continue" to let the model go on`,
     });
     return await this.#end(turn, 'max-steps', io);
   }
@@ -428,6 +514,7 @@ export class Session {
         params,
         io,
         signal,
+        policy: turn.policy,
       },
       turn.denied,
     );
@@ -667,6 +754,7 @@ export class Session {
     params: PromptParams,
     io: TurnIO,
     signal: AbortSignal,
+    agent?: AgentProfile,
   ): Promise<TurnPrompt> {
     const loaded = this.deps.config();
     const prompt = await buildSystemPrompt({
@@ -677,6 +765,7 @@ export class Session {
       trusted: loaded.trust.level === 'trusted',
       git: loaded.config.agent.git,
       instructions: this.deps.instructions?.() ?? [],
+      ...(agent?.prompt ? { agent: { name: agent.name, prompt: agent.prompt } } : {}),
       signal,
     });
     const notes = [
@@ -693,6 +782,63 @@ export class Session {
       for (const text of notes) io.emit({ type: 'notice', level: 'warn', text });
     this.#promptNotes = key;
     return { text: prompt.text, instructionChars: prompt.instructionChars };
+  }
+
+  /**
+   * The tools of a step: built-ins and ready servers' less what this session switched off, as
+   * the turn's agent sees them, with `task` while subagents may nest deeper.
+   */
+  async #toolTable(turn: TurnState, params: PromptParams): Promise<ToolTable> {
+    const base = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
+    const loaded = this.deps.config();
+    const { subagents } = loaded.config.agent;
+    const usable = usableExtensions(loaded.extensions, loaded.trust.level === 'trusted');
+    const children = usable.extensions.agents.filter((a) => a.mode !== 'primary');
+    if (this.depth < subagents.maxDepth && children.length && !this.disabled.has('task'))
+      base.set(
+        'task',
+        taskTool(children, (job) => this.#runChild(job, params)),
+      );
+    return agentTools(base, turn.agent);
+  }
+
+  /** Runs a subagent's job in a child session; the parent's transcript records the child. */
+  async #runChild(job: SubagentRun, params: PromptParams): Promise<ToolResult> {
+    const run = async () => {
+      const child = Session.create(this.deps, {
+        agent: job.agent.name,
+        parent: { id: this.id, callId: job.callId, depth: this.depth },
+      });
+      this.transcript.append({
+        type: 'child',
+        time: new Date().toISOString(),
+        turn: this.#turn,
+        callId: job.callId,
+        id: child.id,
+        agent: job.agent.name,
+      });
+      try {
+        const summary = await child.prompt(
+          {
+            sessionId: child.id,
+            text: job.prompt,
+            interactive: params.interactive,
+            ...(params.yes ? { yes: true } : {}),
+            ...(params.cwd ? { cwd: params.cwd } : {}),
+          },
+          subagentIo(job),
+          job.signal,
+        );
+        return subagentResult(job.agent.name, { id: child.id, summary });
+      } finally {
+        await child.close();
+      }
+    };
+    try {
+      return await (this.deps.subagents ? this.deps.subagents.use(run, job.signal) : run());
+    } catch (error) {
+      return fail('canceled', (error as Error).message);
+    }
   }
 
   /** Answers calls that never ran, so every tool call in the history has its result. */

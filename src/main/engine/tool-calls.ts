@@ -4,6 +4,7 @@ import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { ClientCalls, ClientMethod, PromptParams, SessionEvent } from '../protocol.ts';
+import type { PolicyLayer } from '../trust/policy.ts';
 import { protectedReason } from '../trust/protected.ts';
 import { explainApproval, type ApprovalStore } from './approvals.ts';
 
@@ -44,8 +45,8 @@ export interface ToolEntry {
   spec: ToolSpec;
   /** `engine`: niffler's own, answered by the engine itself (`tool_search`), never asked. */
   kind: 'builtin' | 'mcp' | 'engine';
-  /** How an `engine` tool answers. */
-  run?: (args: Record<string, unknown>) => Promise<ToolResult>;
+  /** How an `engine` tool answers; `call` is the call's id, the turn's IO and its signal. */
+  run?: (args: Record<string, unknown>, call?: EngineCall) => Promise<ToolResult>;
   readOnly: boolean;
   defaultPolicy?: 'allow' | 'ask';
   server?: string;
@@ -53,6 +54,13 @@ export interface ToolEntry {
 }
 
 export type ToolTable = Map<string, ToolEntry>;
+
+/** What an `engine` tool's `run` gets besides its arguments. */
+export interface EngineCall {
+  callId: string;
+  io: TurnIO;
+  signal: AbortSignal;
+}
 
 /** What running one step's calls needs. */
 export interface CallContext {
@@ -64,6 +72,8 @@ export interface CallContext {
   params: PromptParams;
   io: TurnIO;
   signal: AbortSignal;
+  /** Policy layers of this turn above the config's (an agent's, a command's). */
+  policy?: PolicyLayer[];
 }
 
 /** The built-ins plus the tools of ready MCP servers, minus what this session switched off. */
@@ -129,7 +139,7 @@ const decide = async (
       destructiveHint: entry.destructive,
     },
     {
-      policy: config.policy,
+      policy: [...config.policy, ...(ctx.policy ?? [])],
       trustedServers,
       ...ctx.approvals.remembered(ctx.sessionId),
       yes: params.yes === true,
@@ -250,7 +260,7 @@ export const runToolCalls = async (
       item.result = signal.aborted
         ? fail('canceled', 'the turn was cancelled before this call ran')
         : item.entry.kind === 'engine'
-          ? await item.entry.run!(item.call.args)
+          ? await item.entry.run!(item.call.args, { callId: item.call.id, io, signal })
           : item.entry.kind === 'builtin'
             ? await runBuiltin(item.call, ctx)
             : await ctx.mcp.callTool(item.call.name, item.call.args, {

@@ -67,6 +67,8 @@ export const App = ({ color }: AppProps) => {
           model={state.model}
           servers={state.servers}
           totals={state.totals}
+          agent={state.agent}
+          disabled={state.disabled}
           context={
             state.context
               ? { used: state.context.use.total, window: state.context.window }

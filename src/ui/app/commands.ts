@@ -18,6 +18,11 @@ const SLASH_COMMANDS: SlashCommand[] = [
     description: 'list tools; switch a server or tool on or off for this session',
   },
   {
+    name: 'agent',
+    args: '[NAME]',
+    description: 'agent profiles, or use NAME from the next message on (shift-tab cycles)',
+  },
+  {
     name: 'model',
     args: '[NAME]',
     description: 'show the models, or use NAME from the next message on',
@@ -59,6 +64,7 @@ const KEYS: [string, string][] = [
   ['@server:uri', "attach an MCP server's resource (niffler mcp resources lists them)"],
   ['/server:prompt …', "send an MCP server's prompt (arguments in order, or name=value)"],
   ['!command', 'run a shell command here (not sent to the model)'],
+  ['shift-tab', 'next primary agent profile (build, plan, …)'],
   ['esc', 'cancel the running turn'],
   ['ctrl-o', 'expand tool results and reasoning'],
   ['ctrl-c twice, ctrl-d', 'exit'],

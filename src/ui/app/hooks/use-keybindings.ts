@@ -133,6 +133,7 @@ export const useComposerKeys = (
         if (editor.text.trim()) send(editor.text);
         return;
       }
+      if (key.tab && key.shift) return void actions.cycleAgent();
       if (key.tab && suggestions[0]) {
         const choice = suggestions[0];
         return setEditor(

@@ -1,0 +1,64 @@
+import picomatch from 'picomatch';
+import type { LoadedConfig } from '../config/load.ts';
+import type { ToolEntry, ToolTable } from '../engine/tool-calls.ts';
+import type { PolicyLayer } from '../trust/policy.ts';
+import { BUILTIN_AGENTS, type AgentProfile } from './agents.ts';
+import { usableExtensions, type Extensions } from './load.ts';
+
+/** The agent a session starts with when nothing names one. */
+export const DEFAULT_AGENT = 'build';
+
+/** The extensions a session may use now: all when the repository is trusted. */
+export const sessionExtensions = (loaded: LoadedConfig): Extensions =>
+  usableExtensions(loaded.extensions, loaded.trust.level === 'trusted').extensions;
+
+/** The profile named `name`, or why there is none (then `build` stands in). */
+export const findAgent = (
+  extensions: Extensions,
+  name: string,
+): { agent: AgentProfile; problem?: string } => {
+  const agent = extensions.agents.find((a) => a.name === name);
+  if (agent) return { agent };
+  const fallback = extensions.agents.find((a) => a.name === DEFAULT_AGENT) ?? BUILTIN_AGENTS[0]!;
+  const names = extensions.agents.map((a) => a.name).join(', ');
+  return {
+    agent: fallback,
+    problem: `no agent named "${name}" (there are: ${names}); using ${fallback.name}`,
+  };
+};
+
+/** The policy layer of a profile (its `ask`/`deny` rules), if it has rules. */
+export const agentPolicy = (agent: AgentProfile): PolicyLayer[] =>
+  Object.keys(agent.policy).length
+    ? [
+        {
+          source: `agent ${agent.name}${agent.file ? ` (${agent.file})` : ' (built-in)'}`,
+          rules: agent.policy,
+        },
+      ]
+    : [];
+
+const matchesAny = (name: string, entry: ToolEntry, patterns: string[]): boolean =>
+  patterns.some(
+    (p) =>
+      p === name ||
+      (entry.server !== undefined && p === entry.server) ||
+      picomatch.isMatch(name, p),
+  );
+
+/**
+ * The tools a profile sees: with names or globs in `tools`, only those; `!name` entries take
+ * tools away (from all of them when no other entry names any). A server's name stands for all
+ * of its tools.
+ */
+export const agentTools = (table: ToolTable, agent: AgentProfile): ToolTable => {
+  if (!agent.tools) return table;
+  const without = agent.tools.filter((t) => t.startsWith('!')).map((t) => t.slice(1));
+  const only = agent.tools.filter((t) => !t.startsWith('!'));
+  return new Map(
+    [...table].filter(
+      ([name, entry]) =>
+        (only.length === 0 || matchesAny(name, entry, only)) && !matchesAny(name, entry, without),
+    ),
+  );
+};
