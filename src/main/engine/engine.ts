@@ -327,6 +327,7 @@ export class Engine implements EngineHandlers {
       config: () => this.#requireConfig(),
       resolveModel: (name) => resolveModelSpec(this.config, name, this.options.env ?? process.env),
       instructions: () => serverInstructions(this.mcp.knownStatuses(), this.#loaded?.servers ?? []),
+      runCommand: (spec, signal) => this.tools.runCommand(spec, signal),
       subagents: (this.#subagentSlots ??= new Semaphore(this.config.agent.subagents.maxConcurrent)),
     };
   }

@@ -40,7 +40,8 @@ import {
   type SubagentRun,
 } from '../extensions/subagents.ts';
 import { savedChoices, subagentIo, type SessionOptions } from '../extensions/session-state.ts';
-import { agentPolicy, agentTools, DEFAULT_AGENT, findAgent } from '../extensions/turn.ts';
+import { agentTools, DEFAULT_AGENT, planTurn, type TurnPlan } from '../extensions/turn.ts';
+import type { CommandRunner } from '../extensions/expand.ts';
 import type { PolicyLayer } from '../trust/policy.ts';
 
 export type { BuiltinTools, McpTools, TurnIO } from './tool-calls.ts';
@@ -66,7 +67,11 @@ export interface SessionDeps {
   instructions?: () => { server: string; text: string }[];
   /** How many subagents run at once in this daemon. */
   subagents?: Semaphore;
+  /** Runs hooks, repository tools and `` !`cmd` `` in bash's sandbox (the tools pool). */
+  runCommand?: CommandRunner;
 }
+
+const noCommands: CommandRunner = async () => fail('exec-failed', 'no command runner here');
 
 /** A model resolved for a turn, with the context window it has. */
 type TurnModel = ModelSpec & { contextWindow: number };
@@ -397,31 +402,37 @@ export class Session {
       );
     // Read before taking the session: a config that does not load fails this prompt only.
     const loaded = this.deps.config();
-    const { config } = loaded;
     this.#running = true;
-    const usable = usableExtensions(loaded.extensions, loaded.trust.level === 'trusted');
-    const found = findAgent(usable.extensions, this.agent);
-    const agent = found.agent;
-    const modelName = params.model ?? agent.model ?? config.model;
+    let plan: TurnPlan;
+    try {
+      plan = await planTurn({
+        loaded,
+        agent: this.agent,
+        text: params.text,
+        ...(params.model ? { model: params.model } : {}),
+        depth: this.depth,
+        run: this.deps.runCommand ?? noCommands,
+        excluded: [this.deps.home],
+        signal,
+      });
+    } catch (error) {
+      this.#running = false;
+      throw error;
+    }
     const turn: TurnState = {
       number: ++this.#turn,
-      modelName,
+      modelName: plan.modelName,
       usage: zeroUsage(),
       steps: 0,
       denied: [],
       lastText: '',
       loadedTools: new Set(),
-      agent,
-      policy: agentPolicy(agent),
-      maxSteps:
-        agent.maxSteps ??
-        (this.depth > 0 ? config.agent.subagents.maxSteps : config.agent.maxSteps),
+      agent: plan.agent,
+      policy: plan.policy,
+      maxSteps: plan.maxSteps,
     };
-    notices = [
-      ...notices,
-      ...(found.problem ? [found.problem] : []),
-      ...(usable.ignored && this.depth === 0 ? [usable.ignored] : []),
-    ];
+    const modelName = plan.modelName;
+    notices = [...notices, ...plan.notices];
     this.#diskError = undefined;
     try {
       const model = await this.#turnModel(modelName);
@@ -433,7 +444,7 @@ export class Session {
       });
       io.emit({ type: 'turn-start', turn: turn.number, model: modelName });
       for (const text of notices) io.emit({ type: 'notice', level: 'warn', text });
-      this.#record({ role: 'user', content: params.text });
+      this.#record({ role: 'user', content: plan.text });
       return await this.#loop(turn, model, params, io, signal);
     } catch (error) {
       if (signal.aborted) return await this.#end(turn, 'cancelled', io);

@@ -25,7 +25,8 @@ export interface CustomCommand {
 /** The frontmatter of a command file (Claude Code's keys; niffler adds `agent`). */
 export const CommandSchema = z.strictObject({
   description: z.string().optional(),
-  'argument-hint': z.string().optional(),
+  /** Claude Code's files often write `[message]`, which YAML reads as a list. */
+  'argument-hint': z.union([z.string(), z.array(z.unknown())]).optional(),
   agent: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   'allowed-tools': z.union([z.array(z.string().min(1)), z.string()]).optional(),
@@ -57,10 +58,12 @@ export const parseCommand = (
   const body = markdown.value.body;
   const shell = [...body.matchAll(SHELL_PATTERN)].map((m) => m[1]!);
   const allowedTools = listOf(meta['allowed-tools']);
+  const raw = meta['argument-hint'];
+  const hint = Array.isArray(raw) ? `[${raw.map(String).join(', ')}]` : raw;
   const item: CustomCommand = {
     name: segments.join(':'),
     description: meta.description ?? body.split('\n')[0]?.slice(0, 80) ?? '',
-    ...(meta['argument-hint'] ? { argumentHint: meta['argument-hint'] } : {}),
+    ...(hint ? { argumentHint: hint } : {}),
     ...(meta.agent ? { agent: meta.agent } : {}),
     ...(meta.model ? { model: meta.model } : {}),
     ...(allowedTools ? { allowedTools } : {}),

@@ -7,7 +7,7 @@ import type {
   SessionSpent,
 } from '../../main/protocol.ts';
 import { VERSION } from '../../main/version.ts';
-import { parseSlash } from './commands.ts';
+import { isBuiltinSlash, parseSlash } from './commands.ts';
 import { attachFiles } from './files.ts';
 import { attachResources, expandPromptCommand, loadOffers } from './mcp-input.ts';
 import { parsePromptCommand, type PromptCommand } from './mcp-offers.ts';
@@ -310,9 +310,14 @@ export const createController = (options: ControllerOptions) => {
       const text = raw.trim();
       if (!text) return;
       history = appendHistory(historyPath, history, raw);
+      const slash = parseSlash(text);
+      // A custom command (yours or the repository's) wins over an MCP prompt of the same name;
+      // niffler's own commands win over both. The engine expands it.
+      const custom = slash && !isBuiltinSlash(slash.name);
+      const commands = options.getState().extensions.commands;
+      if (custom && commands.some((c) => c.name.toLowerCase() === slash.name)) return prompt(text);
       const mcpPrompt = parsePromptCommand(text, options.getState().offers);
       if (mcpPrompt) return runPromptCommand(text, mcpPrompt);
-      const slash = parseSlash(text);
       if (slash) {
         try {
           await runSlash(slash.name, slash.args, {

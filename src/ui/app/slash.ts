@@ -258,7 +258,11 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
   switch (name) {
     case 'help':
     case '?':
-      return ctx.dispatch({ type: 'output', title: 'Help', text: helpText() });
+      return ctx.dispatch({
+        type: 'output',
+        title: 'Help',
+        text: helpText(ctx.getState().extensions.commands),
+      });
     case 'mcp':
       return mcp(ctx, args);
     case 'tools':

@@ -8,23 +8,14 @@ import { testEnv } from '../../fixtures/env.ts';
 import { reply } from '../../fixtures/fake-llm/reply.ts';
 import type { RecordedRequest } from '../../fixtures/fake-llm/server.ts';
 import { serverBin } from '../../fixtures/mcp/servers.ts';
-import { startHarness, toolMessages, type Harness } from './harness.ts';
+import { startHarness, toolMessages } from './harness.ts';
+import { trustRepo } from './trust-helper.ts';
 
 const toolNames = (request: RecordedRequest): string[] =>
   ((request.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
 
 const firstUser = (request: RecordedRequest): string =>
   String(request.body.messages.find((m: { role: string }) => m.role === 'user')?.content ?? '');
-
-/** Trusts the harness's repository as it stands now. */
-export const trustRepo = async (h: Harness): Promise<void> => {
-  await h.client.request('config/reload', {});
-  const opened = await h.client.request('session/open', {});
-  if (!opened.trust) return;
-  expect(await h.client.request('trust/accept', { digest: opened.trust.digest })).toEqual({
-    ok: true,
-  });
-};
 
 const memoryServer = `  memory:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(serverBin('server-memory'))}]\n`;
 
