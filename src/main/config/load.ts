@@ -12,7 +12,14 @@ import {
   type Origin,
   type Origins,
 } from './merge.ts';
-import { ConfigSchema, DEFAULT_MODELS, type Config, type McpServerConfig } from './schema.ts';
+import {
+  ConfigSchema,
+  DEFAULT_MODELS,
+  HooksSchema,
+  type Config,
+  type McpServerConfig,
+} from './schema.ts';
+import type { HookLayer } from '../extensions/hooks.ts';
 import {
   formatPath,
   formatPlace,
@@ -100,6 +107,8 @@ export interface LoadedConfig {
    * what may be used); the repository's are part of the trust digest.
    */
   extensions: Extensions;
+  /** `hooks:` of each config layer (a repository's only while trusted), lowest first. */
+  hooks: HookLayer[];
 }
 
 export type LoadResult = { ok: true; value: LoadedConfig } | { ok: false; error: NifflerError };
@@ -127,6 +136,14 @@ const policyLayer = (data: Data, source: ConfigSource): PolicyLayer[] => {
   const rules = isObject(tools) ? tools['policy'] : undefined;
   return isObject(rules) && Object.keys(rules).length
     ? [{ source: source.file ?? source.label ?? source.kind, rules: rules as PolicyLayer['rules'] }]
+    : [];
+};
+
+/** A file's `hooks:` as a hook layer, if it has any (every layer's hooks run). */
+const hookLayer = (data: Data, source: ConfigSource): HookLayer[] => {
+  const parsed = HooksSchema.safeParse(data['hooks'] ?? {});
+  return parsed.success && Object.keys(parsed.data).length
+    ? [{ source: source.file ?? source.label ?? source.kind, hooks: parsed.data }]
     : [];
 };
 
@@ -289,11 +306,13 @@ const load = (options: LoadOptions): LoadedConfig => {
   );
   const serverSource = new Map<string, Origin>();
   const policy: PolicyLayer[] = [];
+  const hooks: HookLayer[] = [];
   for (const layer of expanded) {
     const data = isRepoLayer(layer)
       ? withoutSettings(layer.data, partsOf(untrustedParts, layer))
       : layer.data;
     policy.push(...policyLayer(data, layer.source));
+    hooks.push(...hookLayer(data, layer.source));
     const origin = (at: KeyPath): Origin => ({
       ...layer.source,
       ...(layer.lineOf(at) ? { line: layer.lineOf(at)! } : {}),
@@ -363,6 +382,7 @@ const load = (options: LoadOptions): LoadedConfig => {
     policy,
     protectedPlaces: protectedPlaces(workspace.root, env, mcpConfigEnv ? [mcpConfigEnv] : []),
     extensions,
+    hooks,
   };
 };
 

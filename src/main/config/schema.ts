@@ -222,6 +222,39 @@ export const ToolsSchema = z.strictObject({
   disabled: z.array(z.string()).default([]),
 });
 
+/** The events hooks run on: the names Claude Code, Gemini CLI and Codex share. */
+export const HOOK_EVENTS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PostToolUse',
+  'Stop',
+  'PreCompact',
+  'SessionEnd',
+] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+const HookCommandSchema = z.strictObject({
+  type: z.literal('command'),
+  command: z.string().min(1),
+  /** Seconds before it is ended (default 60). */
+  timeout: z.number().positive().max(3600).optional(),
+});
+
+const HookMatcherSchema = z.strictObject({
+  /** A regular expression over the tool's names (`Bash|Edit`, `memory__.*`); all when absent. */
+  matcher: z.string().optional(),
+  hooks: z.array(HookCommandSchema).min(1),
+});
+
+/** `hooks:` — per event, matchers and the commands they run (every file's hooks run). */
+export const HooksSchema = z.strictObject(
+  Object.fromEntries(HOOK_EVENTS.map((e) => [e, z.array(HookMatcherSchema).optional()])) as {
+    [E in HookEvent]: z.ZodOptional<z.ZodArray<typeof HookMatcherSchema>>;
+  },
+);
+export type HooksConfig = z.infer<typeof HooksSchema>;
+
 export const DEFAULT_MODEL = 'local';
 
 /** The whole configuration. The only place config types and defaults are defined. */
@@ -289,6 +322,8 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** Commands run on session events, in bash's sandbox; a repository's only once trusted. */
+  hooks: HooksSchema.prefault({}),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -72,6 +72,8 @@ export class Engine implements EngineHandlers {
   readonly #clients = new Set<AttachedClient>();
   readonly #sessions = new Map<string, Session>();
   readonly #active = new Map<string, ActiveTurn>();
+  /** The sessions each front-end opened: their SessionEnd hooks run when it goes. */
+  readonly #opened = new Map<AttachedClient, Set<Session>>();
   readonly #windows = new ContextWindows();
   #subagentSlots: Semaphore | undefined;
   #snapshotStore: SnapshotStore | undefined;
@@ -162,8 +164,18 @@ export class Engine implements EngineHandlers {
     this.options.onActivity?.();
     return () => {
       this.#clients.delete(client);
+      this.#endSessionsOf(client, 'exit');
       this.options.onActivity?.();
     };
+  }
+
+  /** SessionEnd hooks of the sessions `client` opened, those running a turn excepted. */
+  #endSessionsOf(client: AttachedClient, reason: string): void {
+    for (const session of this.#opened.get(client) ?? []) {
+      if (this.#active.has(session.id)) continue;
+      void session.hooks.end(reason);
+    }
+    this.#opened.delete(client);
   }
 
   broadcast<N extends EngineNotification>(name: N, params: EngineNotifications[N]): void {
@@ -205,7 +217,7 @@ export class Engine implements EngineHandlers {
       queueMicrotask(() => this.options.onStopRequested?.('niffler daemon stop'));
       return { stopping: true };
     },
-    'session/open': async (params) => {
+    'session/open': async (params, { client }) => {
       const deps = this.#sessionDeps();
       let session: Session;
       let warnings: string[] = [];
@@ -227,6 +239,9 @@ export class Engine implements EngineHandlers {
         });
       if (resumeId && params.agent) session.setAgent(params.agent);
       this.#sessions.set(session.id, session);
+      // A new session from the same front-end (/clear) ends the one it had.
+      if (!resumeId) this.#endSessionsOf(client, 'clear');
+      this.#opened.set(client, new Set([...(this.#opened.get(client) ?? []), session]));
       const offer = this.#loaded ? trustOffer(this.#loaded) : undefined;
       if (this.approvals.problem) warnings = [...warnings, this.approvals.problem];
       return {
@@ -514,6 +529,7 @@ export class Engine implements EngineHandlers {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopWatching();
+    await Promise.allSettled([...this.#sessions.values()].map((s) => s.hooks.end('other')));
     await Promise.allSettled([
       ...[...this.#sessions.values()].map((session) => session.close()),
       this.mcp.close(),

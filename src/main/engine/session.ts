@@ -42,6 +42,7 @@ import {
 import { savedChoices, subagentIo, type SessionOptions } from '../extensions/session-state.ts';
 import { agentTools, DEFAULT_AGENT, planTurn, type TurnPlan } from '../extensions/turn.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
+import { SessionHooks } from '../extensions/hook-points.ts';
 import type { PolicyLayer } from '../trust/policy.ts';
 
 export type { BuiltinTools, McpTools, TurnIO } from './tool-calls.ts';
@@ -94,6 +95,10 @@ interface TurnState {
   agent: AgentProfile;
   policy: PolicyLayer[];
   maxSteps: number;
+  /** A Stop hook kept the model going once already (hooks are told, to avoid loops). */
+  stopHookActive?: boolean;
+  /** Why a UserPromptSubmit hook blocked the prompt. */
+  blocked?: string;
 }
 
 /** The system prompt of a turn, and how much of it is instruction files. */
@@ -157,6 +162,8 @@ export class Session {
   #diskError: string | undefined;
   /** Compactions so far and the token calibration: what a request carries of the history. */
   readonly #context: ContextKeeper;
+  /** The session's hook points (SessionStart … SessionEnd). */
+  readonly hooks: SessionHooks;
 
   private constructor(
     readonly id: string,
@@ -168,6 +175,13 @@ export class Session {
   ) {
     this.messages = messages;
     this.#turn = turn;
+    this.hooks = new SessionHooks({
+      sessionId: id,
+      transcriptPath: transcript.file,
+      root: deps.root,
+      config: deps.config,
+      run: deps.runCommand ?? noCommands,
+    });
     this.#context = new ContextKeeper(
       {
         saveOutput: (callId, text) => this.#saveOutput(callId, text),
@@ -444,13 +458,36 @@ export class Session {
       });
       io.emit({ type: 'turn-start', turn: turn.number, model: modelName });
       for (const text of notices) io.emit({ type: 'notice', level: 'warn', text });
-      this.#record({ role: 'user', content: plan.text });
+      if (!(await this.#submit(turn, plan.text, io, signal)))
+        return await this.#end(turn, 'error', io, turn.blocked);
       return await this.#loop(turn, model, params, io, signal);
     } catch (error) {
       if (signal.aborted) return await this.#end(turn, 'cancelled', io);
       // The error travels in the turn's summary, once (a notice as well showed it twice).
       return await this.#end(turn, 'error', io, toWire(error).message);
     }
+  }
+
+  /** The turn's user message after SessionStart and UserPromptSubmit hooks; false if blocked. */
+  async #submit(turn: TurnState, text: string, io: TurnIO, signal: AbortSignal): Promise<boolean> {
+    await this.hooks.start(this.messages.length > 0, io, signal);
+    const submitted = await this.hooks.prompt(text, io, signal);
+    if (submitted.block) {
+      turn.blocked = `a UserPromptSubmit hook blocked the prompt: ${submitted.block}`;
+      return false;
+    }
+    this.#record({ role: 'user', content: submitted.text });
+    return true;
+  }
+
+  /** After an answer: true when a Stop hook keeps the model going (its reason is sent). */
+  async #keepGoing(turn: TurnState, io: TurnIO, signal: AbortSignal): Promise<boolean> {
+    if (turn.steps >= turn.maxSteps || !this.hooks.has('Stop')) return false;
+    const reason = await this.hooks.stop(turn.stopHookActive === true, io, signal);
+    if (!reason || signal.aborted) return false;
+    turn.stopHookActive = true;
+    this.#record({ role: 'user', content: `[a Stop hook says the work is not done] ${reason}` });
+    return true;
   }
 
   /** Steps until the model answers, the turn is cancelled, or `agent.maxSteps`. */
@@ -472,6 +509,7 @@ export class Session {
       if (turn.steps > 1) table = await this.#toolTable(turn, params);
       const { step, tools } = await this.#step(turn, model, system, table, io, signal);
       const outcome = await this.#afterStep(turn, step, tools, params, io, signal);
+      if (outcome === 'answered' && (await this.#keepGoing(turn, io, signal))) continue;
       if (outcome) return await this.#end(turn, outcome, io);
     }
     turn.steps = maxSteps;
@@ -512,6 +550,7 @@ export class Session {
     }
     if (calls.length === 0) return 'answered';
     await this.#snapshotBefore(turn, calls, table, io);
+    const hooks = this.hooks.calls(io, signal);
     const results = await runToolCalls(
       calls,
       step.invalid,
@@ -526,6 +565,7 @@ export class Session {
         io,
         signal,
         policy: turn.policy,
+        ...(hooks ? { hooks } : {}),
       },
       turn.denied,
     );
@@ -570,6 +610,7 @@ export class Session {
         return { step, tools: tools.table };
       } catch (error) {
         if (attempt >= 2 || signal.aborted || !isContextOverflow(error)) throw error;
+        await this.hooks.preCompact('auto', io, signal);
         io.emit({
           type: 'notice',
           level: 'warn',
@@ -746,6 +787,7 @@ export class Session {
         signal,
       );
       const tools = withToolSearch(table, this.deps.config(), model.contextWindow, new Set());
+      await this.hooks.preCompact('manual', io, signal);
       const fitted = await this.#fit(model, system, tools.plan.offered, io, signal, true, focus);
       await this.#flush();
       return fitted.notes.length
@@ -777,6 +819,7 @@ export class Session {
       git: loaded.config.agent.git,
       instructions: this.deps.instructions?.() ?? [],
       ...(agent?.prompt ? { agent: { name: agent.name, prompt: agent.prompt } } : {}),
+      ...(this.hooks.context.length ? { hookContext: this.hooks.context } : {}),
       signal,
     });
     const notes = [
@@ -803,7 +846,7 @@ export class Session {
     const base = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled);
     const loaded = this.deps.config();
     const { subagents } = loaded.config.agent;
-    const usable = usableExtensions(loaded.extensions, loaded.trust.level === 'trusted');
+    const usable = usableExtensions(loaded);
     const children = usable.extensions.agents.filter((a) => a.mode !== 'primary');
     if (this.depth < subagents.maxDepth && children.length && !this.disabled.has('task'))
       base.set(

@@ -51,6 +51,11 @@ export interface ToolEntry {
   defaultPolicy?: 'allow' | 'ask';
   server?: string;
   destructive: boolean;
+  /**
+   * An `engine` tool that is approved as an MCP tool is (a repository tool): asks unless it is
+   * read-only or a rule allows it. Without it, an engine tool is never asked.
+   */
+  asks?: boolean;
 }
 
 export type ToolTable = Map<string, ToolEntry>;
@@ -74,6 +79,22 @@ export interface CallContext {
   signal: AbortSignal;
   /** Policy layers of this turn above the config's (an agent's, a command's). */
   policy?: PolicyLayer[];
+  /** PreToolUse and PostToolUse hooks. */
+  hooks?: CallHooks;
+}
+
+/** What PreToolUse hooks said of a call: block it, allow or ask regardless, other arguments. */
+export interface PreCall {
+  block?: string;
+  allow?: string;
+  ask?: string;
+  args?: Record<string, unknown>;
+}
+
+/** The hooks around each call: before it is decided, and after it ran. */
+export interface CallHooks {
+  before(call: ToolCall, entry: ToolEntry): Promise<PreCall>;
+  after(call: ToolCall, entry: ToolEntry, result: ToolResult): Promise<ToolResult>;
 }
 
 /** The built-ins plus the tools of ready MCP servers, minus what this session switched off. */
@@ -115,10 +136,16 @@ const decide = async (
   call: ToolCall,
   entry: ToolEntry,
   ctx: CallContext,
+  hook: PreCall = {},
 ): Promise<{ allowed: boolean; reason: string }> => {
   const { config, params, io, signal } = ctx;
-  const { kind } = entry;
-  if (kind === 'engine') return { allowed: true, reason: "niffler's own tool" };
+  if (entry.kind === 'engine' && !entry.asks)
+    return { allowed: true, reason: "niffler's own tool" };
+  // A repository tool is approved as an MCP tool is.
+  const kind = entry.kind === 'engine' ? 'mcp' : entry.kind;
+  const asked = hook.ask
+    ? [{ source: `a PreToolUse hook (${hook.ask})`, rules: { [call.name]: 'ask' as const } }]
+    : [];
   const trustedServers = config.servers
     .filter((s) => s.definition.trust === true)
     .map((s) => s.name);
@@ -139,10 +166,11 @@ const decide = async (
       destructiveHint: entry.destructive,
     },
     {
-      policy: [...config.policy, ...(ctx.policy ?? [])],
+      policy: [...config.policy, ...(ctx.policy ?? []), ...asked],
       trustedServers,
       ...ctx.approvals.remembered(ctx.sessionId),
       yes: params.yes === true,
+      ...(hook.allow ? { allowedBy: `a PreToolUse hook allowed it (${hook.allow})` } : {}),
       ...(protectedWhy ? { protectedReason: protectedWhy } : {}),
     },
   );
@@ -242,8 +270,12 @@ export const runToolCalls = async (
         ),
       });
     else {
-      const decision = await decide(call, entry, ctx);
-      if (decision.allowed) planned.push({ call, entry });
+      const pre = (await ctx.hooks?.before(call, entry)) ?? {};
+      const target = pre.args ? { ...call, args: pre.args } : call;
+      const decision = pre.block
+        ? { allowed: false, reason: `a PreToolUse hook blocked it: ${pre.block}` }
+        : await decide(target, entry, ctx, pre);
+      if (decision.allowed) planned.push({ call: target, entry });
       else {
         denied.push(call.name);
         io.emit({ type: 'tool-denied', id: call.id, name: call.name, reason: decision.reason });
@@ -274,6 +306,7 @@ export const runToolCalls = async (
                     ...(message ? { message } : {}),
                   }),
               });
+      if (ctx.hooks) item.result = await ctx.hooks.after(item.call, item.entry, item.result);
     }
     io.emit({
       type: 'tool-result',

@@ -51,7 +51,7 @@ export const extensionHandlers = (
   const usable = () => {
     const loaded = engine.loaded;
     if (!loaded) throw new NifflerError('config-invalid', engine.configError ?? 'no config');
-    return usableExtensions(loaded.extensions, loaded.trust.level === 'trusted');
+    return usableExtensions(loaded);
   };
   return {
     'session/agent': async ({ sessionId, agent }) => {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { nifflerPaths, type Env } from '../paths.ts';
 import type { Part } from '../trust/contribution.ts';
+import type { LoadedConfig } from '../config/load.ts';
 import { BUILTIN_AGENTS, parseAgent, type AgentProfile, type ExtensionSource } from './agents.ts';
 import { parseCommand, type CustomCommand } from './commands.ts';
 import { readExtensionDir, type DirOptions, type ExtensionFile } from './files.ts';
@@ -161,15 +162,18 @@ export const extensionParts = (extensions: Extensions): Part[] =>
 
 /**
  * What may be used: everything when the repository is trusted; else what needs no trust, and one
- * line naming what was left out (undefined when nothing was).
+ * line naming what was left out — its agents, commands that run shell, tools, tasks and hooks
+ * (undefined when nothing was).
  */
 export const usableExtensions = (
-  extensions: Extensions,
-  trusted: boolean,
+  loaded: Pick<LoadedConfig, 'extensions' | 'trust'>,
 ): { extensions: Extensions; ignored?: string } => {
-  if (trusted) return { extensions };
+  const { extensions, trust } = loaded;
+  if (trust.level === 'trusted') return { extensions };
   const keep = <T>(items: Loaded<T>[]) => items.filter((item) => !item.trust);
-  const left = extensionParts(extensions).map((p) => p.path.join('.'));
+  const left = trust.contribution.parts
+    .filter((p) => p.kind === 'extension' || p.path[0] === 'hooks')
+    .map((p) => p.path.join('.'));
   return {
     extensions: {
       agents: keep(extensions.agents),
@@ -180,7 +184,7 @@ export const usableExtensions = (
     },
     ...(left.length
       ? {
-          ignored: `this repository is not trusted: ${left.join(', ')} ignored (review with niffler trust --diff, then niffler trust)`,
+          ignored: `this repository is not trusted: its ${left.join(', ')} are ignored (review with niffler trust --diff, then niffler trust)`,
         }
       : {}),
   };

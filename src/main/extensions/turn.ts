@@ -9,10 +9,6 @@ import { expandCommand, findCommand, type CommandRunner } from './expand.ts';
 /** The agent a session starts with when nothing names one. */
 export const DEFAULT_AGENT = 'build';
 
-/** The extensions a session may use now: all when the repository is trusted. */
-export const sessionExtensions = (loaded: LoadedConfig): Extensions =>
-  usableExtensions(loaded.extensions, loaded.trust.level === 'trusted').extensions;
-
 /** The profile named `name`, or why there is none (then `build` stands in). */
 export const findAgent = (
   extensions: Extensions,
@@ -98,7 +94,7 @@ export interface PlanOptions {
  */
 export const planTurn = async (options: PlanOptions): Promise<TurnPlan> => {
   const { loaded, depth } = options;
-  const usable = usableExtensions(loaded.extensions, loaded.trust.level === 'trusted');
+  const usable = usableExtensions(loaded);
   const invoked = findCommand(usable.extensions.commands, options.text);
   const notices = depth === 0 && usable.ignored ? [usable.ignored] : [];
   const found = findAgent(usable.extensions, invoked?.command.agent ?? options.agent);

@@ -7,10 +7,7 @@ import { formatTable, print, printJson, warn } from '../render/output.ts';
 /** The extensions this workspace may use now, and what was skipped or left out. */
 const usable = (options: GlobalOptions) => {
   const loaded = loadForCommand(options);
-  const { extensions, ignored } = usableExtensions(
-    loaded.extensions,
-    loaded.trust.level === 'trusted',
-  );
+  const { extensions, ignored } = usableExtensions(loaded);
   return listExtensions(extensions, ignored);
 };
 

@@ -7,7 +7,13 @@ import type { ToolResult } from '../protocol/tool-result.ts';
 import { safeEnvironment } from '../shared/environment.ts';
 import { killGroup, waitGroupGone } from '../shared/process-group.ts';
 import { endTagged, killTagged, runningPids } from '../shared/tagged-processes.ts';
-import { inSandbox, probeBwrap, withLimits, type Launch } from '../shared/sandbox-command.ts';
+import {
+  inSandbox,
+  NO_RC,
+  probeBwrap,
+  withLimits,
+  type Launch,
+} from '../shared/sandbox-command.ts';
 import { OutputSink } from './output-sink.ts';
 import type { ToolIo } from './registry.ts';
 import { done, fail } from './result.ts';
@@ -38,7 +44,7 @@ export const plan = async (
   extraEnv: Record<string, string> = {},
 ): Promise<Plan | ToolResult> => {
   const { bash: settings, root } = context;
-  const base = withLimits({ file: 'bash', args: ['-c', command] }, settings.limits);
+  const base = withLimits({ file: 'bash', args: [...NO_RC, '-c', command] }, settings.limits);
   const probe =
     settings.sandbox === 'off' ? undefined : (settings.bwrap ?? (await (probed ??= probeBwrap())));
   if (settings.sandbox === 'bwrap' && !probe?.ok)

@@ -40,6 +40,8 @@ export interface PromptOptions {
   instructions?: readonly { server: string; text: string }[];
   /** The agent profile of the turn: its prompt follows niffler's own. */
   agent?: { name: string; prompt: string };
+  /** What SessionStart hooks gave the model. */
+  hookContext?: readonly string[];
   now?: Date;
   signal?: AbortSignal;
 }
@@ -97,6 +99,8 @@ export const buildSystemPrompt = async (options: PromptOptions): Promise<SystemP
   const sections = instructions.files.map((f) => `## ${f.title}\n\n${f.text}`);
   const servers = instructionsSection(options.instructions ?? []);
   if (servers) sections.push(servers);
+  if (options.hookContext?.length)
+    sections.push(`## Session context (from hooks)\n\n${options.hookContext.join('\n\n')}`);
   const git = options.git ? await gitContext(options.root, options.signal) : undefined;
   const base = baseInstructions(options.root, options.hasTools, options.now ?? new Date());
   const agent = options.agent ? [`## Agent: ${options.agent.name}\n\n${options.agent.prompt}`] : [];
