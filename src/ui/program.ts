@@ -114,9 +114,16 @@ Examples:
       (await import('./commands/trust.ts')).trust(globals(command)),
     );
 
-  program
+  const tools = program
     .command('tools')
-    .description('built-in and MCP tools and the rules that decide their calls')
+    .description(
+      "every tool the model can get: built-in, MCP (from the daemon) and the repository's (.niffler/tools), with where each comes from; policy: the rules that decide their calls",
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/tools.ts')).toolsList(globals(command)),
+    );
+  tools
     .command('policy [names...]')
     .description(
       'what a call of each tool meets (allow, ask or deny) and the rule and file behind it; a deny in any config layer wins',

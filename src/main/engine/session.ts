@@ -43,6 +43,7 @@ import { savedChoices, subagentIo, type SessionOptions } from '../extensions/ses
 import { agentTools, DEFAULT_AGENT, planTurn, type TurnPlan } from '../extensions/turn.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
 import { SessionHooks } from '../extensions/hook-points.ts';
+import { repoToolEntry } from '../extensions/repo-tools.ts';
 import type { PolicyLayer } from '../trust/policy.ts';
 
 export type { BuiltinTools, McpTools, TurnIO } from './tool-calls.ts';
@@ -853,6 +854,10 @@ export class Session {
         'task',
         taskTool(children, (job) => this.#runChild(job, params)),
       );
+    const run = this.deps.runCommand ?? noCommands;
+    for (const tool of usable.extensions.tools)
+      if (!this.disabled.has(tool.name) && !this.disabled.has('repo') && !base.has(tool.name))
+        base.set(tool.name, repoToolEntry(tool, run, this.deps.root));
     return agentTools(base, turn.agent);
   }
 

@@ -80,24 +80,18 @@ export const taskTool = (
   run: (job: SubagentRun) => Promise<ToolResult>,
 ): ToolEntry => {
   const names = subagents.map((a) => a.name);
-  const list = subagents.map((a) => `- ${a.name}: ${a.description || '(no description)'}`);
+  const list = subagents.map((a) => `${a.name} (${a.description || 'no description'})`);
   return {
     spec: {
       name: TASK_TOOL,
       description:
-        'Hand a self-contained job to a subagent: it works with its own context and tools and ' +
-        'returns only its final answer. Say everything it needs in `prompt`; it cannot see this ' +
-        `conversation. Subagents:\n${list.join('\n')}`,
+        'Hand a self-contained job to a subagent (its own context and tools); returns its final ' +
+        `answer. It cannot see this conversation. Subagents: ${list.join('; ')}`,
       inputSchema: {
         type: 'object',
         properties: {
-          description: { type: 'string', description: 'The job in 3-5 words.' },
-          prompt: { type: 'string', description: 'The whole job, self-contained.' },
-          agent: {
-            type: 'string',
-            enum: names,
-            description: `Which subagent (default ${names[0]}).`,
-          },
+          prompt: { type: 'string', description: 'The whole job.' },
+          agent: { type: 'string', enum: names },
         },
         required: ['prompt'],
       },

@@ -108,6 +108,17 @@ const tools = async (ctx: SlashContext, args: string[]) => {
       lines.push(toolLine(tool.name, off, notes, tool.description));
     }
   }
+  const repo = await ctx.client.request('extensions/list', {}).catch(() => undefined);
+  if (repo?.tools.length) lines.push(`repo${disabled.has('repo') ? ' (off)' : ''}`);
+  for (const tool of repo?.tools ?? [])
+    lines.push(
+      toolLine(
+        tool.name,
+        disabled.has(tool.name) || disabled.has('repo'),
+        tool.readOnly ? ['read-only'] : [],
+        tool.description,
+      ),
+    );
   lines.push('', 'Switch one off for this session: /tools off NAME (a server or a tool).');
   ctx.dispatch({ type: 'output', title: 'Tools', text: lines.join('\n') });
 };
