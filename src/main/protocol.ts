@@ -95,6 +95,15 @@ export interface EngineCalls {
   };
   /** Agent profiles, custom commands, repository tools and tasks, and files skipped. */
   'extensions/list': { params: Record<string, never>; result: ExtensionsList };
+  /** Tasks: their schedules, next and last runs, runs missed while no daemon ran. */
+  'task/list': { params: Record<string, never>; result: TaskInfo[] };
+  /** Runs a task now as a session of its own that never asks; answers when it ends. */
+  'task/run': {
+    params: { name: string; inputs?: Record<string, string> };
+    result: { sessionId: string; summary: TurnSummary };
+  };
+  /** A task's runs, oldest first (missed scheduled runs included). */
+  'task/history': { params: { name: string }; result: TaskRun[] };
   /**
    * Runs one turn. Events arrive as `session/event` notifications; approvals and elicitations as
    * requests to this client. Cancelling the request cancels the turn.
@@ -218,6 +227,41 @@ export interface CommandInfo {
   file: string;
 }
 
+/** A task as listings show it. */
+export interface TaskInfo {
+  name: string;
+  description: string;
+  source: 'builtin' | 'user' | 'repo';
+  file: string;
+  prompt?: string;
+  command?: string;
+  agent?: string;
+  model?: string;
+  inputs: Record<
+    string,
+    { description?: string; default?: string | number | boolean; required?: boolean }
+  >;
+  schedule?: string;
+  /** When the schedule runs it next (absent without a daemon watching it). */
+  next?: string;
+  lastRun?: TaskRun;
+  /** Scheduled runs missed while no daemon ran (reported, not run). */
+  missed?: number;
+}
+
+/** One run of a task, or runs of its schedule missed while no daemon watched it. */
+export interface TaskRun {
+  task: string;
+  trigger: 'manual' | 'schedule';
+  sessionId?: string;
+  startedAt: string;
+  endedAt: string;
+  outcome: TurnOutcome | 'missed';
+  denied?: string[];
+  error?: string;
+  missed?: number;
+}
+
 export interface ExtensionsList {
   agents: AgentInfo[];
   commands: CommandInfo[];
@@ -297,6 +341,8 @@ export interface EngineNotifications {
   'mcp/catalog-changed': { server: string };
   'config/changed': { ok: boolean; error?: string; warnings: string[] };
   'session/event': { sessionId: string; event: SessionEvent };
+  /** A task ran (by hand or on its schedule), or scheduled runs were found missed. */
+  'task/ran': TaskRun;
   /** Progress of a long request, keyed by the request's progress token. */
   progress: { token: string; progress: number; total?: number; message?: string };
   /**
@@ -329,6 +375,8 @@ export interface DaemonStatus {
   logFile: string;
   /** Why the daemon's log cannot be written now (file and errno in plain words). */
   logError?: string;
+  /** Scheduled tasks: while there are any, the daemon does not exit when idle. */
+  schedules?: { task: string; schedule: string; next?: string; missed?: number }[];
 }
 
 /** A configured server that the worker does not run (yet): how `mcp status` shows config errors. */

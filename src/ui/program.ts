@@ -143,6 +143,43 @@ Examples:
       (await import('./commands/extensions.ts')).agents(globals(command)),
     );
 
+  const task = program
+    .command('task')
+    .description(
+      'tasks: named prompts (or commands) with an agent, model and inputs, run by hand or on a cron schedule by the daemon (.niffler/tasks, $NIFFLER_HOME/tasks)',
+    );
+  task
+    .command('list')
+    .description(
+      'tasks with their schedules, next and last runs, and runs missed while no daemon ran',
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/tasks.ts')).taskList(globals(command)),
+    );
+  task
+    .command('run <name>')
+    .description('run a task now, as a session of its own that never asks; prints its answer')
+    .option('--input <k=v>', 'an input of the task (repeatable)', collect)
+    .option('--json', 'print JSON')
+    .action(async (name: string, opts: { input?: string[] }, command: Command) =>
+      (await import('./commands/tasks.ts')).taskRun(name, { ...globals(command), ...opts }),
+    );
+  task
+    .command('show <name>')
+    .description("a task's definition: prompt, agent, model, inputs, schedule")
+    .option('--json', 'print JSON')
+    .action(async (name: string, _opts, command: Command) =>
+      (await import('./commands/tasks.ts')).taskShow(name, globals(command)),
+    );
+  task
+    .command('history <name>')
+    .description("a task's runs, oldest first, scheduled runs missed while no daemon ran included")
+    .option('--json', 'print JSON')
+    .action(async (name: string, _opts, command: Command) =>
+      (await import('./commands/tasks.ts')).taskHistory(name, globals(command)),
+    );
+
   program
     .command('undo')
     .description(

@@ -71,6 +71,9 @@ const METHODS: EngineMethod[] = [
   'session/toggle',
   'session/agent',
   'extensions/list',
+  'task/list',
+  'task/run',
+  'task/history',
   'config/reload',
   'trust/accept',
 ] satisfies (keyof EngineCalls)[];

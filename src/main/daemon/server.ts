@@ -131,7 +131,9 @@ const serve = async (
   const armIdleTimer = () => {
     clearTimeout(idleTimer);
     const minutes = engine.loaded?.config.daemon.idleMinutes ?? 30;
-    if (minutes <= 0 || engine.clients > 0 || engine.runningTurns > 0) return;
+    // A scheduled task keeps the daemon up: it runs only while the daemon does.
+    if (minutes <= 0 || engine.clients > 0 || engine.runningTurns > 0 || engine.scheduledTasks > 0)
+      return;
     idleTimer = setTimeout(() => void stop(`idle for ${minutes} min`), minutes * 60_000);
   };
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { McpElicitationAnswer, McpSamplingAnswer } from '../../workers/protocol/mcp.ts';
 import { loadConfig, type FlagOverride, type LoadedConfig } from '../config/load.ts';
@@ -31,6 +32,7 @@ import { extensionHandlers } from '../extensions/handlers.ts';
 import { extensionDirs } from '../extensions/load.ts';
 import { watchExtensionDirs } from '../extensions/watch.ts';
 import { Semaphore } from '../extensions/subagents.ts';
+import { TaskRunner } from '../extensions/task-runner.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
 
@@ -76,6 +78,7 @@ export class Engine implements EngineHandlers {
   readonly #opened = new Map<AttachedClient, Set<Session>>();
   readonly #windows = new ContextWindows();
   #subagentSlots: Semaphore | undefined;
+  #tasks: TaskRunner | undefined;
   #snapshotStore: SnapshotStore | undefined;
 
   get #snapshots(): SnapshotStore {
@@ -127,6 +130,9 @@ export class Engine implements EngineHandlers {
     });
     const engine = new Engine(options, loaded, configError, mcp);
     await engine.approvals.load();
+    // Schedules run in a daemon, never in a one-off in-process engine; once the daemon holds
+    // the engine (scheduling tells its idle timer).
+    if (options.socket !== null) setImmediate(() => engine.#scheduleTasks());
     return engine;
   }
 
@@ -147,7 +153,29 @@ export class Engine implements EngineHandlers {
   }
 
   get runningTurns(): number {
-    return this.#active.size;
+    return this.#active.size + (this.#tasks?.running ?? 0);
+  }
+
+  /** Tasks with a schedule: while there are any, the daemon stays up. */
+  get scheduledTasks(): number {
+    return this.#tasks?.scheduled ?? 0;
+  }
+
+  #scheduleTasks(): void {
+    if (!this.#closed) this.tasks.schedule();
+  }
+
+  /** Runs tasks by hand and on their schedules. */
+  get tasks(): TaskRunner {
+    this.#tasks ??= new TaskRunner({
+      dir: path.join(this.paths.home, 'task-runs', this.paths.key),
+      sessionDeps: () => this.#sessionDeps(),
+      loaded: () => this.#loaded,
+      onRun: (run) => this.broadcast('task/ran', run),
+      onActivity: () => this.options.onActivity?.(),
+      log: this.options.log.child({ scope: 'tasks' }),
+    });
+    return this.#tasks;
   }
 
   get tools(): ToolsHost {
@@ -460,6 +488,15 @@ export class Engine implements EngineHandlers {
       idleMinutes: this.config.daemon.idleMinutes,
       logFile: this.paths.daemonLog,
       ...(this.options.log.problem() ? { logError: this.options.log.problem() } : {}),
+      schedules: this.tasks
+        .list()
+        .filter((t) => t.schedule)
+        .map((t) => ({
+          task: t.name,
+          schedule: t.schedule!,
+          ...(t.next ? { next: t.next } : {}),
+          ...(t.missed ? { missed: t.missed } : {}),
+        })),
     };
   }
 
@@ -494,6 +531,7 @@ export class Engine implements EngineHandlers {
     this.options.log.info('config reloaded', { ...applied });
     this.broadcast('config/changed', { ok: true, warnings: result.value.warnings });
     this.#watch();
+    if (this.options.socket !== null) this.#scheduleTasks();
   }
 
   #watch(): void {
@@ -529,6 +567,7 @@ export class Engine implements EngineHandlers {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopWatching();
+    this.#tasks?.close();
     await Promise.allSettled([...this.#sessions.values()].map((s) => s.hooks.end('other')));
     await Promise.allSettled([
       ...[...this.#sessions.values()].map((session) => session.close()),

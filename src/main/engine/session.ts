@@ -150,6 +150,8 @@ export class Session {
   agent = DEFAULT_AGENT;
   /** How deep in subagents this session is: 0 for one a front-end opened. */
   depth = 0;
+  /** A step bound over the agent's and the config's (a task's `maxSteps`). */
+  stepLimit: number | undefined;
   /** What its turns have used, those read back from the transcript included. */
   usage: Usage = zeroUsage();
   costUsd = 0;
@@ -240,6 +242,7 @@ export class Session {
     });
     const session = new Session(id, deps, transcript, [], 0);
     session.depth = options.parent ? options.parent.depth + 1 : 0;
+    session.stepLimit = options.maxSteps;
     session.setAgent(options.agent ?? defaultAgent(deps));
     if (options.disabled?.length) for (const name of options.disabled) session.toggle(name, false);
     return session;
@@ -444,7 +447,7 @@ export class Session {
       loadedTools: new Set(),
       agent: plan.agent,
       policy: plan.policy,
-      maxSteps: plan.maxSteps,
+      maxSteps: this.stepLimit ?? plan.maxSteps,
     };
     const modelName = plan.modelName;
     notices = [...notices, ...plan.notices];

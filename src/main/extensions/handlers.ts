@@ -6,7 +6,8 @@ import { NifflerError } from '../errors.ts';
 import type { AgentProfile } from './agents.ts';
 import { usableExtensions, type Extensions } from './load.ts';
 
-type ExtensionMethod = 'session/agent' | 'extensions/list';
+type ExtensionMethod =
+  'session/agent' | 'extensions/list' | 'task/list' | 'task/run' | 'task/history';
 
 /** An agent profile as listings show it. */
 export const agentInfo = (a: AgentProfile): AgentInfo => ({
@@ -70,5 +71,9 @@ export const extensionHandlers = (
       const { extensions, ignored } = usable();
       return listExtensions(extensions, ignored);
     },
+    'task/list': async () => engine.tasks.list(),
+    'task/run': async ({ name, inputs }, { signal }) =>
+      engine.tasks.run(name, inputs ?? {}, 'manual', signal),
+    'task/history': async ({ name }) => engine.tasks.history(name),
   };
 };

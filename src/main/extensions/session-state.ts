@@ -9,6 +9,8 @@ export interface SessionOptions {
   disabled?: string[];
   parent?: { id: string; callId: string; depth: number };
   task?: string;
+  /** Steps a turn may take, over what the agent and config say (a task's `maxSteps`). */
+  maxSteps?: number;
 }
 
 /**
