@@ -4,6 +4,7 @@ import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { ClientCalls, ClientMethod, PromptParams, SessionEvent } from '../protocol.ts';
+import type { PolicyLayer } from '../trust/policy.ts';
 import { protectedReason } from '../trust/protected.ts';
 import {
   explainApproval,
@@ -11,7 +12,6 @@ import {
   type ApprovalSettings,
   type ApprovalStore,
 } from './approvals.ts';
-import type { PolicyLayer } from '../trust/policy.ts';
 import { builtinTool, configRules, filterTools, mcpTool, modelProfile } from './capabilities.ts';
 
 /** The tools pool as the loop sees it. */
@@ -53,15 +53,27 @@ export interface ToolEntry {
   spec: ToolSpec;
   /** `engine`: niffler's own, answered by the engine itself (`tool_search`), never asked. */
   kind: 'builtin' | 'mcp' | 'engine';
-  /** How an `engine` tool answers. */
-  run?: (args: Record<string, unknown>) => Promise<ToolResult>;
+  /** How an `engine` tool answers; `call` is the call's id, the turn's IO and its signal. */
+  run?: (args: Record<string, unknown>, call?: EngineCall) => Promise<ToolResult>;
   readOnly: boolean;
   defaultPolicy?: 'allow' | 'ask';
   server?: string;
   destructive: boolean;
+  /**
+   * An `engine` tool that is approved as an MCP tool is (a repository tool): asks unless it is
+   * read-only or a rule allows it. Without it, an engine tool is never asked.
+   */
+  asks?: boolean;
 }
 
 export type ToolTable = Map<string, ToolEntry>;
+
+/** What an `engine` tool's `run` gets besides its arguments. */
+export interface EngineCall {
+  callId: string;
+  io: TurnIO;
+  signal: AbortSignal;
+}
 
 /** What running one step's calls needs. */
 export interface CallContext {
@@ -73,6 +85,24 @@ export interface CallContext {
   params: PromptParams;
   io: TurnIO;
   signal: AbortSignal;
+  /** Policy layers of this turn above the config's (an agent's, a command's). */
+  policy?: PolicyLayer[];
+  /** PreToolUse and PostToolUse hooks. */
+  hooks?: CallHooks;
+}
+
+/** What PreToolUse hooks said of a call: block it, allow or ask regardless, other arguments. */
+export interface PreCall {
+  block?: string;
+  allow?: string;
+  ask?: string;
+  args?: Record<string, unknown>;
+}
+
+/** The hooks around each call: before it is decided, and after it ran. */
+export interface CallHooks {
+  before(call: ToolCall, entry: ToolEntry): Promise<PreCall>;
+  after(call: ToolCall, entry: ToolEntry, result: ToolResult): Promise<ToolResult>;
 }
 
 /** Who the table is for: the turn's model (vision, tool protocol) and the config it runs under. */
@@ -131,7 +161,9 @@ export const policyOutcome = (
     kind: 'builtin' | 'mcp';
   },
   config: LoadedConfig,
-  settings: Pick<ApprovalSettings, 'session' | 'repo' | 'yes'> & { extraPolicy?: PolicyLayer[] },
+  settings: Pick<ApprovalSettings, 'session' | 'repo' | 'yes' | 'allowedBy'> & {
+    extraPolicy?: PolicyLayer[];
+  },
 ): { outcome: ApprovalOutcome; protectedWhy: string | undefined } => {
   const { kind } = entry;
   const trustedServers = config.servers
@@ -159,6 +191,7 @@ export const policyOutcome = (
       ...(settings.session ? { session: settings.session } : {}),
       ...(settings.repo ? { repo: settings.repo } : {}),
       yes: settings.yes === true,
+      ...(settings.allowedBy ? { allowedBy: settings.allowedBy } : {}),
       ...(protectedWhy ? { protectedReason: protectedWhy } : {}),
     },
   );
@@ -170,13 +203,21 @@ const decide = async (
   call: ToolCall,
   entry: ToolEntry,
   ctx: CallContext,
+  hook: PreCall = {},
 ): Promise<{ allowed: boolean; reason: string }> => {
   const { config, params, io, signal } = ctx;
-  const { kind } = entry;
-  if (kind === 'engine') return { allowed: true, reason: "niffler's own tool" };
+  if (entry.kind === 'engine' && !entry.asks)
+    return { allowed: true, reason: "niffler's own tool" };
+  // A repository tool is approved as an MCP tool is.
+  const kind = entry.kind === 'engine' ? 'mcp' : entry.kind;
+  const asked = hook.ask
+    ? [{ source: `a PreToolUse hook (${hook.ask})`, rules: { [call.name]: 'ask' as const } }]
+    : [];
   const { outcome, protectedWhy } = policyOutcome(call, { ...entry, kind }, config, {
     ...ctx.approvals.remembered(ctx.sessionId),
     yes: params.yes === true,
+    extraPolicy: [...(ctx.policy ?? []), ...asked],
+    ...(hook.allow ? { allowedBy: `a PreToolUse hook allowed it (${hook.allow})` } : {}),
   });
   if (outcome.decision !== 'ask')
     return { allowed: outcome.decision === 'allow', reason: outcome.reason };
@@ -274,8 +315,12 @@ export const runToolCalls = async (
         ),
       });
     else {
-      const decision = await decide(call, entry, ctx);
-      if (decision.allowed) planned.push({ call, entry });
+      const pre = (await ctx.hooks?.before(call, entry)) ?? {};
+      const target = pre.args ? { ...call, args: pre.args } : call;
+      const decision = pre.block
+        ? { allowed: false, reason: `a PreToolUse hook blocked it: ${pre.block}` }
+        : await decide(target, entry, ctx, pre);
+      if (decision.allowed) planned.push({ call: target, entry });
       else {
         denied.push(call.name);
         io.emit({ type: 'tool-denied', id: call.id, name: call.name, reason: decision.reason });
@@ -292,7 +337,7 @@ export const runToolCalls = async (
       item.result = signal.aborted
         ? fail('canceled', 'the turn was cancelled before this call ran')
         : item.entry.kind === 'engine'
-          ? await item.entry.run!(item.call.args)
+          ? await item.entry.run!(item.call.args, { callId: item.call.id, io, signal })
           : item.entry.kind === 'builtin'
             ? await runBuiltin(item.call, ctx)
             : await ctx.mcp.callTool(item.call.name, item.call.args, {
@@ -306,6 +351,7 @@ export const runToolCalls = async (
                     ...(message ? { message } : {}),
                   }),
               });
+      if (ctx.hooks) item.result = await ctx.hooks.after(item.call, item.entry, item.result);
     }
     io.emit({
       type: 'tool-result',

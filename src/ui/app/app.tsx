@@ -26,7 +26,13 @@ export const App = ({ color }: AppProps) => {
   const width = Math.max(20, columns);
   const dialog = state.dialogs[0];
   const now = useNow(isBusy(state));
-  const { editor, suggestions } = useComposerKeys(actions, state.workspace, !dialog, state.offers);
+  const { editor, suggestions } = useComposerKeys(
+    actions,
+    state.workspace,
+    !dialog,
+    state.offers,
+    state.extensions.commands,
+  );
   useGlobalKeys(actions, {
     inputEmpty: editor.text === '',
     dialogOpen: Boolean(dialog),
@@ -67,6 +73,8 @@ export const App = ({ color }: AppProps) => {
           model={state.model}
           servers={state.servers}
           totals={state.totals}
+          agent={state.agent}
+          disabled={state.disabled}
           context={
             state.context
               ? { used: state.context.use.total, window: state.context.window }

@@ -7,7 +7,7 @@ import type {
   SessionSpent,
 } from '../../main/protocol.ts';
 import { VERSION } from '../../main/version.ts';
-import { parseSlash } from './commands.ts';
+import { isBuiltinSlash, parseSlash } from './commands.ts';
 import { attachFiles } from './files.ts';
 import { attachResources, expandPromptCommand, loadOffers } from './mcp-input.ts';
 import { parsePromptCommand, type PromptCommand } from './mcp-offers.ts';
@@ -37,6 +37,8 @@ export interface ControllerOptions {
   exit: () => void;
   session?: { resume?: string; continue?: boolean; atTurn?: number };
   model?: string;
+  /** The agent profile the first session starts with (`--agent`). */
+  agent?: string;
   yes?: boolean;
   /** Told each session id the UI opens (the last one is printed on exit). */
   onSession?: (sessionId: string) => void;
@@ -85,7 +87,13 @@ export const createController = (options: ControllerOptions) => {
     });
 
   const open = async (
-    params: { resume?: string; continue?: boolean; atTurn?: number },
+    params: {
+      resume?: string;
+      continue?: boolean;
+      atTurn?: number;
+      agent?: string;
+      disabled?: string[];
+    },
     note?: string,
   ) => {
     const opening = client.request('session/open', params);
@@ -100,6 +108,8 @@ export const createController = (options: ControllerOptions) => {
       model: model ?? opened.model,
       history,
       spent: opened.spent ?? NOTHING_SPENT,
+      ...(opened.agent ? { agent: opened.agent } : {}),
+      ...(opened.disabled ? { disabled: opened.disabled } : {}),
       ...(note ? { note } : {}),
     });
     for (const warning of opened.warnings) notice('warn', warning);
@@ -198,6 +208,31 @@ export const createController = (options: ControllerOptions) => {
   const runPromptCommand = (text: string, command: PromptCommand) =>
     prompt(text, () => expandPromptCommand(client, command));
 
+  /** Agent profiles and custom commands, listed again when the config or the files change. */
+  const refreshExtensions = () =>
+    client
+      .request('extensions/list', {})
+      .then(({ agents, commands }) => dispatch({ type: 'extensions', agents, commands }))
+      .catch(() => undefined); // an older daemon, or a broken config: /agent says why
+
+  /** Shift-Tab: the next primary agent profile, from the next message on. */
+  const cycleAgent = async () => {
+    const { agents } = options.getState().extensions;
+    const primaries = agents.filter((a) => a.mode !== 'subagent').map((a) => a.name);
+    if (primaries.length < 2 || turn) return;
+    const at = primaries.indexOf(options.getState().agent);
+    const next = primaries[(at + 1) % primaries.length]!;
+    try {
+      const { agent } = await client.request('session/agent', {
+        sessionId: await sessionId,
+        agent: next,
+      });
+      dispatch({ type: 'agent', agent });
+    } catch (error) {
+      notice('error', errorText(error));
+    }
+  };
+
   const controller = {
     /** Subscribes to the engine, opens the session, then checks servers and workspace trust. */
     start: async () => {
@@ -215,6 +250,7 @@ export const createController = (options: ControllerOptions) => {
         }),
         client.onNotification('mcp/catalog-changed', () => refreshOffers()),
         client.onNotification('config/changed', ({ ok, error, warnings }) => {
+          void refreshExtensions();
           notice(
             ok ? 'info' : 'error',
             ok ? 'config reloaded' : `config not reloaded: ${error ?? 'invalid'}`,
@@ -252,7 +288,9 @@ export const createController = (options: ControllerOptions) => {
         level: 'info',
         text: `niffler ${VERSION} · ${root} · /help for commands`,
       });
-      const opening = open(options.session ?? {}).catch((error: unknown) => {
+      void refreshExtensions();
+      const first = { ...options.session, ...(options.agent ? { agent: options.agent } : {}) };
+      const opening = open(first).catch((error: unknown) => {
         notice('error', `could not open a session: ${errorText(error)}`);
         return undefined;
       });
@@ -272,9 +310,14 @@ export const createController = (options: ControllerOptions) => {
       const text = raw.trim();
       if (!text) return;
       history = appendHistory(historyPath, history, raw);
+      const slash = parseSlash(text);
+      // A custom command (yours or the repository's) wins over an MCP prompt of the same name;
+      // niffler's own commands win over both. The engine expands it.
+      const custom = slash && !isBuiltinSlash(slash.name);
+      const commands = options.getState().extensions.commands;
+      if (custom && commands.some((c) => c.name.toLowerCase() === slash.name)) return prompt(text);
       const mcpPrompt = parsePromptCommand(text, options.getState().offers);
       if (mcpPrompt) return runPromptCommand(text, mcpPrompt);
-      const slash = parseSlash(text);
       if (slash) {
         try {
           await runSlash(slash.name, slash.args, {
@@ -297,6 +340,7 @@ export const createController = (options: ControllerOptions) => {
       if (text.startsWith('!')) return runBang(text.slice(1).trim());
       return prompt(text);
     },
+    cycleAgent,
     /** Esc: cancels the running turn or shell command; false when nothing ran. */
     cancel: (): boolean => {
       if (turn) turn.abort();

@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { useInput } from 'ink';
 import { completeSlash } from '../commands.ts';
 import type { Controller } from '../controller.ts';
+import type { CommandInfo } from '../../../main/protocol.ts';
 import * as ed from '../editor.ts';
 import { completePath } from '../files.ts';
 import {
@@ -23,9 +24,13 @@ export const suggestionsFor = (
   root: string,
   offers: McpOffers = NO_OFFERS,
   remote: string[] = [],
+  custom: readonly CommandInfo[] = [],
 ): string[] => {
   if (editor.text.startsWith('/') && !/\s/.test(editor.text)) {
-    const found = [...completeSlash(editor.text), ...completePromptCommand(editor.text, offers)];
+    const found = [
+      ...completeSlash(editor.text, custom),
+      ...completePromptCommand(editor.text, offers),
+    ];
     return found.length === 1 && found[0] === editor.text ? [] : found;
   }
   const { token } = ed.currentToken(editor);
@@ -93,14 +98,15 @@ export const useComposerKeys = (
   root: string,
   isActive: boolean,
   offers: McpOffers = NO_OFFERS,
+  custom: readonly CommandInfo[] = [],
 ) => {
   const [editor, setEditor] = useState(ed.emptyEditor);
   const [historyIndex, setHistoryIndex] = useState<number | null>(null);
   const draft = useRef('');
   const remote = useArgumentCompletion(actions, editor, offers);
   const suggestions = useMemo(
-    () => suggestionsFor(editor, root, offers, remote),
-    [editor, root, offers, remote],
+    () => suggestionsFor(editor, root, offers, remote, custom),
+    [editor, root, offers, remote, custom],
   );
 
   const send = (text: string) => {
@@ -133,6 +139,7 @@ export const useComposerKeys = (
         if (editor.text.trim()) send(editor.text);
         return;
       }
+      if (key.tab && key.shift) return void actions.cycleAgent();
       if (key.tab && suggestions[0]) {
         const choice = suggestions[0];
         return setEditor(

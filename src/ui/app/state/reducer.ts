@@ -20,6 +20,9 @@ export const initialState = (workspace: string, model: string): UiState => ({
   expanded: false,
   nextId: 1,
   context: null,
+  agent: 'build',
+  disabled: [],
+  extensions: { agents: [], commands: [] },
 });
 
 /** A turn or a `!shell` command runs: new entries go to the live area, and the clock ticks. */
@@ -177,6 +180,8 @@ export const reducer = (state: UiState, action: Action): UiState => {
         ...state,
         sessionId: action.sessionId,
         model: action.model,
+        ...(action.agent ? { agent: action.agent } : {}),
+        disabled: action.disabled ?? [],
         totals: {
           inputTokens: action.spent.usage.inputTokens,
           outputTokens: action.spent.usage.outputTokens,
@@ -271,5 +276,11 @@ export const reducer = (state: UiState, action: Action): UiState => {
       return { ...state, expanded: !state.expanded };
     case 'model':
       return { ...state, model: action.model };
+    case 'agent':
+      return { ...state, agent: action.agent };
+    case 'disabled':
+      return { ...state, disabled: action.disabled };
+    case 'extensions':
+      return { ...state, extensions: { agents: action.agents, commands: action.commands } };
   }
 };
