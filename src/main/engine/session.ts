@@ -438,18 +438,7 @@ export class Session {
       this.#running = false;
       throw error;
     }
-    const turn: TurnState = {
-      number: ++this.#turn,
-      modelName: plan.modelName,
-      usage: zeroUsage(),
-      steps: 0,
-      denied: [],
-      lastText: '',
-      loadedTools: new Set(),
-      agent: plan.agent,
-      policy: plan.policy,
-      maxSteps: this.stepLimit ?? plan.maxSteps,
-    };
+    const turn = this.#newTurn(plan);
     const modelName = plan.modelName;
     notices = [...notices, ...plan.notices];
     this.#diskError = undefined;
@@ -471,6 +460,22 @@ export class Session {
       // The error travels in the turn's summary, once (a notice as well showed it twice).
       return await this.#end(turn, 'error', io, toWire(error).message);
     }
+  }
+
+  /** The state of the next turn, as its plan (model, agent, policy, steps) says. */
+  #newTurn(plan: TurnPlan): TurnState {
+    return {
+      number: ++this.#turn,
+      modelName: plan.modelName,
+      usage: zeroUsage(),
+      steps: 0,
+      denied: [],
+      lastText: '',
+      loadedTools: new Set(),
+      agent: plan.agent,
+      policy: plan.policy,
+      maxSteps: this.stepLimit ?? plan.maxSteps,
+    };
   }
 
   /** The turn's user message after SessionStart and UserPromptSubmit hooks; false if blocked. */

@@ -286,6 +286,74 @@ const runBuiltin = async (call: ToolCall, ctx: CallContext): Promise<ToolResult>
   return ctx.tools.run({ name: call.name, args: call.args, sessionId, grants }, signal);
 };
 
+type Planned = { call: ToolCall; entry?: ToolEntry; result?: ToolResult };
+
+/** What becomes of one call before anything runs: a result already (refused), or cleared to run. */
+const plan = async (
+  call: ToolCall,
+  invalid: ReadonlyMap<string, string>,
+  table: ToolTable,
+  ctx: CallContext,
+  denied: string[],
+): Promise<Planned> => {
+  const entry = table.get(call.name);
+  const bad = invalid.get(call.id);
+  if (bad) return { call, result: fail('invalid-args', bad) };
+  if (!entry)
+    return {
+      call,
+      result: fail(
+        'not-found',
+        `there is no tool named "${call.name}"; the available tools are: ${[...table.keys()].join(', ')}`,
+      ),
+    };
+  const pre = (await ctx.hooks?.before(call, entry)) ?? {};
+  const target = pre.args ? { ...call, args: pre.args } : call;
+  const decision = pre.block
+    ? { allowed: false, reason: `a PreToolUse hook blocked it: ${pre.block}` }
+    : await decide(target, entry, ctx, pre);
+  if (decision.allowed) return { call: target, entry };
+  denied.push(call.name);
+  ctx.io.emit({ type: 'tool-denied', id: call.id, name: call.name, reason: decision.reason });
+  return { call, result: fail('denied', `the call was not run: ${decision.reason}`) };
+};
+
+/** Runs one cleared call where its tool lives: the engine, the tools pool, or an MCP server. */
+const dispatchCall = (call: ToolCall, entry: ToolEntry, ctx: CallContext): Promise<ToolResult> => {
+  const { io, signal } = ctx;
+  if (signal.aborted)
+    return Promise.resolve(fail('canceled', 'the turn was cancelled before this call ran'));
+  if (entry.kind === 'engine') return entry.run!(call.args, { callId: call.id, io, signal });
+  if (entry.kind === 'builtin') return runBuiltin(call, ctx);
+  return ctx.mcp.callTool(call.name, call.args, {
+    signal,
+    onProgress: ({ progress, total, message }) =>
+      io.emit({
+        type: 'tool-progress',
+        id: call.id,
+        progress,
+        ...(total !== undefined ? { total } : {}),
+        ...(message ? { message } : {}),
+      }),
+  });
+};
+
+/** Runs a planned call (PostToolUse hooks after it) and reports its result. */
+const runPlanned = async (item: Planned, ctx: CallContext): Promise<void> => {
+  const started = performance.now();
+  if (!item.result && item.entry) {
+    item.result = await dispatchCall(item.call, item.entry, ctx);
+    if (ctx.hooks) item.result = await ctx.hooks.after(item.call, item.entry, item.result);
+  }
+  ctx.io.emit({
+    type: 'tool-result',
+    id: item.call.id,
+    name: item.call.name,
+    result: item.result!,
+    ms: performance.now() - started,
+  });
+};
+
 /**
  * Approves and runs one step's calls: consecutive read-only calls together, anything that may
  * change something alone and in order. Every call gets a result (unknown tools, unreadable
@@ -299,74 +367,14 @@ export const runToolCalls = async (
   ctx: CallContext,
   denied: string[],
 ): Promise<{ call: ToolCall; result: ToolResult }[]> => {
-  const { io, signal } = ctx;
-  type Planned = { call: ToolCall; entry?: ToolEntry; result?: ToolResult };
   const planned: Planned[] = [];
-  for (const call of calls) {
-    const entry = table.get(call.name);
-    const bad = invalid.get(call.id);
-    if (bad) planned.push({ call, result: fail('invalid-args', bad) });
-    else if (!entry)
-      planned.push({
-        call,
-        result: fail(
-          'not-found',
-          `there is no tool named "${call.name}"; the available tools are: ${[...table.keys()].join(', ')}`,
-        ),
-      });
-    else {
-      const pre = (await ctx.hooks?.before(call, entry)) ?? {};
-      const target = pre.args ? { ...call, args: pre.args } : call;
-      const decision = pre.block
-        ? { allowed: false, reason: `a PreToolUse hook blocked it: ${pre.block}` }
-        : await decide(target, entry, ctx, pre);
-      if (decision.allowed) planned.push({ call: target, entry });
-      else {
-        denied.push(call.name);
-        io.emit({ type: 'tool-denied', id: call.id, name: call.name, reason: decision.reason });
-        planned.push({
-          call,
-          result: fail('denied', `the call was not run: ${decision.reason}`),
-        });
-      }
-    }
-  }
-  const run = async (item: Planned): Promise<void> => {
-    const started = performance.now();
-    if (!item.result && item.entry) {
-      item.result = signal.aborted
-        ? fail('canceled', 'the turn was cancelled before this call ran')
-        : item.entry.kind === 'engine'
-          ? await item.entry.run!(item.call.args, { callId: item.call.id, io, signal })
-          : item.entry.kind === 'builtin'
-            ? await runBuiltin(item.call, ctx)
-            : await ctx.mcp.callTool(item.call.name, item.call.args, {
-                signal,
-                onProgress: ({ progress, total, message }) =>
-                  io.emit({
-                    type: 'tool-progress',
-                    id: item.call.id,
-                    progress,
-                    ...(total !== undefined ? { total } : {}),
-                    ...(message ? { message } : {}),
-                  }),
-              });
-      if (ctx.hooks) item.result = await ctx.hooks.after(item.call, item.entry, item.result);
-    }
-    io.emit({
-      type: 'tool-result',
-      id: item.call.id,
-      name: item.call.name,
-      result: item.result!,
-      ms: performance.now() - started,
-    });
-  };
+  for (const call of calls) planned.push(await plan(call, invalid, table, ctx, denied));
   for (let i = 0; i < planned.length;) {
     const batch = [planned[i]!];
     if (planned[i]!.entry?.readOnly)
       while (i + batch.length < planned.length && planned[i + batch.length]!.entry?.readOnly)
         batch.push(planned[i + batch.length]!);
-    await Promise.all(batch.map(run));
+    await Promise.all(batch.map((item) => runPlanned(item, ctx)));
     i += batch.length;
   }
   return planned.map((item) => ({ call: item.call, result: item.result! }));
