@@ -70,9 +70,33 @@ export interface EngineCalls {
      * `atTurn` with `resume`: a new session that goes on from the end of that turn of the old one
      * (what came later — answers, compactions — is not in it; the old session stays as it was).
      */
-    params: { resume?: string; continue?: boolean; atTurn?: number };
+    params: {
+      resume?: string;
+      continue?: boolean;
+      atTurn?: number;
+      /** A new session's agent profile (default `agent.default`); a resumed one keeps its own. */
+      agent?: string;
+      /** Servers and tools a new session starts with switched off (`/clear` carries them). */
+      disabled?: string[];
+    };
     result: SessionOpened;
   };
+  /** Runs the session's turns with another agent profile from now on. */
+  'session/agent': {
+    params: { sessionId: string; agent: string };
+    result: { agent: string };
+  };
+  /** Agent profiles, custom commands, repository tools and tasks, and files skipped. */
+  'extensions/list': { params: Record<string, never>; result: ExtensionsList };
+  /** Tasks: their schedules, next and last runs, runs missed while no daemon ran. */
+  'task/list': { params: Record<string, never>; result: TaskInfo[] };
+  /** Runs a task now as a session of its own that never asks; answers when it ends. */
+  'task/run': {
+    params: { name: string; inputs?: Record<string, string> };
+    result: { sessionId: string; summary: TurnSummary };
+  };
+  /** A task's runs, oldest first (missed scheduled runs included). */
+  'task/history': { params: { name: string }; result: TaskRun[] };
   /**
    * Runs one turn. Events arrive as `session/event` notifications; approvals and elicitations as
    * requests to this client. Cancelling the request cancels the turn.
@@ -191,6 +215,76 @@ export interface SessionOpened {
   spent?: SessionSpent;
   /** What this repository would contribute once trusted, when it is not (absent when trusted). */
   trust?: TrustOffer;
+  /** The session's agent profile, and what it has switched off (absent from older daemons). */
+  agent?: string;
+  disabled?: string[];
+}
+
+/** One agent profile as listings show it. */
+export interface AgentInfo {
+  name: string;
+  description: string;
+  mode: 'primary' | 'subagent' | 'all';
+  source: 'builtin' | 'user' | 'repo';
+  file?: string;
+  model?: string;
+  tools?: string[];
+  policy: Record<string, string>;
+  maxSteps?: number;
+  notes: string[];
+}
+
+/** One custom slash command as `/help` lists it. */
+export interface CommandInfo {
+  name: string;
+  description: string;
+  argumentHint?: string;
+  source: 'builtin' | 'user' | 'repo';
+  file: string;
+}
+
+/** A task as listings show it. */
+export interface TaskInfo {
+  name: string;
+  description: string;
+  source: 'builtin' | 'user' | 'repo';
+  file: string;
+  prompt?: string;
+  command?: string;
+  agent?: string;
+  model?: string;
+  inputs: Record<
+    string,
+    { description?: string; default?: string | number | boolean; required?: boolean }
+  >;
+  schedule?: string;
+  /** When the schedule runs it next (absent without a daemon watching it). */
+  next?: string;
+  lastRun?: TaskRun;
+  /** Scheduled runs missed while no daemon ran (reported, not run). */
+  missed?: number;
+}
+
+/** One run of a task, or runs of its schedule missed while no daemon watched it. */
+export interface TaskRun {
+  task: string;
+  trigger: 'manual' | 'schedule';
+  sessionId?: string;
+  startedAt: string;
+  endedAt: string;
+  outcome: TurnOutcome | 'missed';
+  denied?: string[];
+  error?: string;
+  missed?: number;
+}
+
+export interface ExtensionsList {
+  agents: AgentInfo[];
+  commands: CommandInfo[];
+  /** Repository tools: name, description, file, annotations. */
+  tools: { name: string; description: string; file: string; readOnly: boolean }[];
+  /** Files skipped (`file:line: what is wrong`), and what an untrusted repository left out. */
+  problems: string[];
 }
 
 /** An untrusted (or changed) repository's contribution, as the trust dialog shows it. */
@@ -263,6 +357,8 @@ export interface EngineNotifications {
   'mcp/catalog-changed': { server: string };
   'config/changed': { ok: boolean; error?: string; warnings: string[] };
   'session/event': { sessionId: string; event: SessionEvent };
+  /** A task ran (by hand or on its schedule), or scheduled runs were found missed. */
+  'task/ran': TaskRun;
   /** Progress of a long request, keyed by the request's progress token. */
   progress: { token: string; progress: number; total?: number; message?: string };
   /**
@@ -299,6 +395,8 @@ export interface DaemonStatus {
   logFile: string;
   /** Why the daemon's log cannot be written now (file and errno in plain words). */
   logError?: string;
+  /** Scheduled tasks: while there are any, the daemon does not exit when idle. */
+  schedules?: { task: string; schedule: string; next?: string; missed?: number }[];
 }
 
 /** A configured server that the worker does not run (yet): how `mcp status` shows config errors. */

@@ -13,6 +13,8 @@ export interface GlobalOptions {
   daemon?: boolean;
   json?: boolean;
   yes?: boolean;
+  /** The agent profile of the session (`--agent`). */
+  agent?: string;
 }
 
 /** Flag overrides (`--model`, `--set k=v`) in the form the config loader takes. */

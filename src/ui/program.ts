@@ -34,6 +34,7 @@ export const buildProgram = (): Command => {
       },
     )
     .option('-y, --yes', 'approve every tool call that the config does not deny')
+    .option('-a, --agent <name>', 'agent profile: build (default), plan, review, or yours')
     .argument(
       '[prompt...]',
       'a prompt (with -p, or when stdin is not a terminal: answered in one shot)',
@@ -113,9 +114,16 @@ Examples:
       (await import('./commands/trust.ts')).trust(globals(command)),
     );
 
-  program
+  const tools = program
     .command('tools')
-    .description('built-in and MCP tools and the rules that decide their calls')
+    .description(
+      "every tool the model can get: built-in, MCP (from the daemon) and the repository's (.niffler/tools), with where each comes from; policy: the rules that decide their calls",
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/tools.ts')).toolsList(globals(command)),
+    );
+  tools
     .command('policy [names...]')
     .description(
       'what a call of each tool meets (allow, ask or deny) and the rule and file behind it; a deny in any config layer wins',
@@ -123,6 +131,53 @@ Examples:
     .option('--json', 'print JSON')
     .action(async (names: string[], _opts, command: Command) =>
       (await import('./commands/tools.ts')).toolsPolicy({ ...globals(command), names }),
+    );
+
+  program
+    .command('agents')
+    .description(
+      "agent profiles: built-in (build, plan, review), yours ($NIFFLER_HOME/agents) and the repository's (.niffler/agents, .claude/agents), with their source",
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/extensions.ts')).agents(globals(command)),
+    );
+
+  const task = program
+    .command('task')
+    .description(
+      'tasks: named prompts (or commands) with an agent, model and inputs, run by hand or on a cron schedule by the daemon (.niffler/tasks, $NIFFLER_HOME/tasks)',
+    );
+  task
+    .command('list')
+    .description(
+      'tasks with their schedules, next and last runs, and runs missed while no daemon ran',
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/tasks.ts')).taskList(globals(command)),
+    );
+  task
+    .command('run <name>')
+    .description('run a task now, as a session of its own that never asks; prints its answer')
+    .option('--input <k=v>', 'an input of the task (repeatable)', collect)
+    .option('--json', 'print JSON')
+    .action(async (name: string, opts: { input?: string[] }, command: Command) =>
+      (await import('./commands/tasks.ts')).taskRun(name, { ...globals(command), ...opts }),
+    );
+  task
+    .command('show <name>')
+    .description("a task's definition: prompt, agent, model, inputs, schedule")
+    .option('--json', 'print JSON')
+    .action(async (name: string, _opts, command: Command) =>
+      (await import('./commands/tasks.ts')).taskShow(name, globals(command)),
+    );
+  task
+    .command('history <name>')
+    .description("a task's runs, oldest first, scheduled runs missed while no daemon ran included")
+    .option('--json', 'print JSON')
+    .action(async (name: string, _opts, command: Command) =>
+      (await import('./commands/tasks.ts')).taskHistory(name, globals(command)),
     );
 
   program

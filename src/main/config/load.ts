@@ -18,7 +18,14 @@ import {
   type Origin,
   type Origins,
 } from './merge.ts';
-import { ConfigSchema, DEFAULT_MODELS, type Config, type McpServerConfig } from './schema.ts';
+import {
+  ConfigSchema,
+  DEFAULT_MODELS,
+  HooksSchema,
+  type Config,
+  type McpServerConfig,
+} from './schema.ts';
+import type { HookLayer } from '../extensions/hooks.ts';
 import {
   formatPath,
   formatPlace,
@@ -35,6 +42,7 @@ import type { PolicyLayer } from '../trust/policy.ts';
 import { protectedPlaces, type ProtectedPlace } from '../trust/protected.ts';
 import { readTrustStore } from '../trust/store.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
+import { extensionParts, readExtensions, type Extensions } from '../extensions/load.ts';
 
 type Data = Record<string, unknown>;
 
@@ -100,6 +108,13 @@ export interface LoadedConfig {
   policy: PolicyLayer[];
   /** Where the rules a model runs under live: writes there always ask (see `trust/protected.ts`). */
   protectedPlaces: ProtectedPlace[];
+  /**
+   * Agents, commands, repository tools and tasks found, trusted or not (`usableExtensions` says
+   * what may be used); the repository's are part of the trust digest.
+   */
+  extensions: Extensions;
+  /** `hooks:` of each config layer (a repository's only while trusted), lowest first. */
+  hooks: HookLayer[];
 }
 
 export type LoadResult = { ok: true; value: LoadedConfig } | { ok: false; error: NifflerError };
@@ -127,6 +142,14 @@ const policyLayer = (data: Data, source: ConfigSource): PolicyLayer[] => {
   const rules = isObject(tools) ? tools['policy'] : undefined;
   return isObject(rules) && Object.keys(rules).length
     ? [{ source: source.file ?? source.label ?? source.kind, rules: rules as PolicyLayer['rules'] }]
+    : [];
+};
+
+/** A file's `hooks:` as a hook layer, if it has any (every layer's hooks run). */
+const hookLayer = (data: Data, source: ConfigSource): HookLayer[] => {
+  const parsed = HooksSchema.safeParse(data['hooks'] ?? {});
+  return parsed.success && Object.keys(parsed.data).length
+    ? [{ source: source.file ?? source.label ?? source.kind, hooks: parsed.data }]
     : [];
 };
 
@@ -262,11 +285,12 @@ const readLayers = (
   return { files, layers };
 };
 
-/** What merging the layers gave: the data, where each value came from, policy layers, servers' sources. */
+/** What merging the layers gave: the data, where each value came from, policy and hook layers, servers' sources. */
 interface Merged {
   data: Data;
   origins: Origins;
   policy: PolicyLayer[];
+  hooks: HookLayer[];
   serverSource: Map<string, Origin>;
 }
 
@@ -289,11 +313,13 @@ const mergeFiles = (expanded: readonly ParsedFile[], untrusted: readonly Part[])
   );
   const serverSource = new Map<string, Origin>();
   const policy: PolicyLayer[] = [];
+  const hooks: HookLayer[] = [];
   for (const layer of expanded) {
     const own = isRepoLayer(layer)
       ? withoutSettings(layer.data, partsOf(untrusted, layer))
       : layer.data;
     policy.push(...policyLayer(own, layer.source));
+    hooks.push(...hookLayer(own, layer.source));
     const origin = (at: KeyPath): Origin => ({
       ...layer.source,
       ...(layer.lineOf(at) ? { line: layer.lineOf(at)! } : {}),
@@ -305,7 +331,7 @@ const mergeFiles = (expanded: readonly ParsedFile[], untrusted: readonly Part[])
         if (!isOnlyDisable(entry) || !serverSource.has(name))
           serverSource.set(name, origin(['mcpServers', name]));
   }
-  return { data, origins, policy, serverSource };
+  return { data, origins, policy, hooks, serverSource };
 };
 
 /** Variables and flags on top: each sets exactly its path (and a policy rule is one more layer). */
@@ -361,10 +387,11 @@ const load = (options: LoadOptions): LoadedConfig => {
     : undefined;
   const { files, layers } = readLayers(paths, mcpConfigEnv, env, warnings);
   // Trust is decided on the files as written, before `${VAR}` expansion.
+  const extensions = readExtensions(workspace.root, env);
   const trust = decideTrust(
     readTrustStore(paths.trustFile, env),
     workspace.root,
-    repositoryContribution(layers.filter(isRepoLayer)),
+    repositoryContribution(layers.filter(isRepoLayer), extensionParts(extensions)),
     env,
   );
   const errors: string[] = [];
@@ -394,6 +421,8 @@ const load = (options: LoadOptions): LoadedConfig => {
     trust,
     policy: merged.policy,
     protectedPlaces: protectedPlaces(workspace.root, env, mcpConfigEnv ? [mcpConfigEnv] : []),
+    extensions,
+    hooks: merged.hooks,
   };
 };
 

@@ -233,6 +233,39 @@ const ServeClientSchema = z.strictObject({
   policy: z.record(z.string(), PolicySchema).optional(),
 });
 
+/** The events hooks run on: the names Claude Code, Gemini CLI and Codex share. */
+export const HOOK_EVENTS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PostToolUse',
+  'Stop',
+  'PreCompact',
+  'SessionEnd',
+] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+const HookCommandSchema = z.strictObject({
+  type: z.literal('command'),
+  command: z.string().min(1),
+  /** Seconds before it is ended (default 60). */
+  timeout: z.number().positive().max(3600).optional(),
+});
+
+const HookMatcherSchema = z.strictObject({
+  /** A regular expression over the tool's names (`Bash|Edit`, `memory__.*`); all when absent. */
+  matcher: z.string().optional(),
+  hooks: z.array(HookCommandSchema).min(1),
+});
+
+/** `hooks:` — per event, matchers and the commands they run (every file's hooks run). */
+export const HooksSchema = z.strictObject(
+  Object.fromEntries(HOOK_EVENTS.map((e) => [e, z.array(HookMatcherSchema).optional()])) as {
+    [E in HookEvent]: z.ZodOptional<z.ZodArray<typeof HookMatcherSchema>>;
+  },
+);
+export type HooksConfig = z.infer<typeof HooksSchema>;
+
 export const DEFAULT_MODEL = 'local';
 
 /** The whole configuration. The only place config types and defaults are defined. */
@@ -245,6 +278,16 @@ export const ConfigSchema = z.strictObject({
   agent: z
     .strictObject({
       maxSteps: z.number().int().positive().default(50),
+      /** The agent profile new sessions start with (build, plan, review, or one of yours). */
+      default: z.string().min(1).default('build'),
+      /** Subagents the `task` tool starts: how deep they nest, how many run at once, their steps. */
+      subagents: z
+        .strictObject({
+          maxDepth: z.number().int().min(0).max(5).default(2),
+          maxConcurrent: z.number().int().positive().default(4),
+          maxSteps: z.number().int().positive().default(25),
+        })
+        .prefault({}),
       /** Branch, upstream, short status and recent commits at the end of the system prompt. */
       git: z.boolean().default(true),
       compaction: z
@@ -296,6 +339,8 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** Commands run on session events, in bash's sandbox; a repository's only once trusted. */
+  hooks: HooksSchema.prefault({}),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -164,13 +164,18 @@ export const parseConfigText = (
       { file, line },
     );
   }
-  const lineOf = (path: KeyPath): number | undefined => {
-    const { node, keyNode } = nodeAt(doc, path);
-    const at = keyNode?.range?.[0] ?? node?.range?.[0];
-    return at === undefined ? undefined : lineCounter.linePos(at).line;
-  };
+  const lineOf = lineFinder(doc, lineCounter);
   return { source: { ...source, file }, data: data as Record<string, unknown>, lineOf };
 };
+
+/** The 1-based line of a key path (or its nearest ancestor) in a parsed YAML document. */
+export const lineFinder =
+  (doc: Document, lineCounter: LineCounter, offset = 0) =>
+  (path: KeyPath): number | undefined => {
+    const { node, keyNode } = nodeAt(doc, path);
+    const at = keyNode?.range?.[0] ?? node?.range?.[0];
+    return at === undefined ? undefined : lineCounter.linePos(at).line + offset;
+  };
 
 const firstLine = (message: string): string =>
   message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? message;

@@ -16,8 +16,8 @@ const valueAt = (data: unknown, path: KeyPath): unknown => {
 };
 
 /** The keys an object in the schema accepts at `path`, for "unknown key" messages. */
-const keysAt = (path: KeyPath): string[] => {
-  let schema: unknown = ConfigSchema;
+const keysAt = (path: KeyPath, root: z.ZodType = ConfigSchema): string[] => {
+  let schema: unknown = root;
   for (const key of path) {
     schema = unwrap(schema);
     const def = (
@@ -67,10 +67,15 @@ const expectedOf = (issue: Issue, found: unknown): string => {
   }
 };
 
-const messageOf = (issue: Issue, found: unknown, place: (path: KeyPath) => string): string => {
+const messageOf = (
+  issue: Issue,
+  found: unknown,
+  place: (path: KeyPath) => string,
+  schema?: z.ZodType,
+): string => {
   if (issue.code !== 'unrecognized_keys')
     return `${place(issue.path)}: ${expectedOf(issue, found)}`;
-  const allowed = keysAt(issue.path);
+  const allowed = keysAt(issue.path, schema);
   return issue.keys
     .map((key) => {
       const hint = closest(key, allowed);
@@ -159,4 +164,20 @@ const closest = (key: string, allowed: string[]): string | undefined => {
     if (d < bestDistance) [best, bestDistance] = [candidate, d];
   }
   return best;
+};
+
+/**
+ * What is wrong with `data` against `schema` (an extension file's), one message per issue,
+ * each placed by `place` (`file:line key`); empty when it is valid.
+ */
+export const schemaProblems = (
+  schema: z.ZodType,
+  data: unknown,
+  place: (path: KeyPath) => string,
+): string[] => {
+  const result = schema.safeParse(data);
+  if (result.success) return [];
+  return result.error.issues.map((issue) =>
+    messageOf(issue, valueAt(data, issue.path), place, schema),
+  );
 };

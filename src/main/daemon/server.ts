@@ -196,7 +196,14 @@ const idleStop = (stop: (reason: string) => void) => {
     arm: (engine: Engine): void => {
       clearTimeout(timer);
       const minutes = engine.loaded?.config.daemon.idleMinutes ?? 30;
-      if (minutes <= 0 || engine.clients > 0 || engine.runningTurns > 0) return;
+      // A scheduled task keeps the daemon up: it runs only while the daemon does.
+      if (
+        minutes <= 0 ||
+        engine.clients > 0 ||
+        engine.runningTurns > 0 ||
+        engine.scheduledTasks > 0
+      )
+        return;
       timer = setTimeout(() => stop(`idle for ${minutes} min`), minutes * 60_000);
     },
     clear: (): void => clearTimeout(timer),

@@ -38,6 +38,8 @@ export interface ApprovalSettings {
    * hooks…), if it does: such a call always asks, whatever allows it (see `trust/protected.ts`).
    */
   protectedReason?: string;
+  /** Something that may allow a call without asking allowed it (a PreToolUse hook): why. */
+  allowedBy?: string;
 }
 
 export type ApprovalDecision = 'allow' | 'ask' | 'deny';
@@ -65,6 +67,7 @@ export const explainApproval = (
   const configured = composePolicy(settings.policy, request.tool);
   if (configured?.decision === 'deny') return { decision: 'deny', reason: ruleReason(configured) };
   if (settings.protectedReason) return { decision: 'ask', reason: settings.protectedReason };
+  if (settings.allowedBy) return { decision: 'allow', reason: settings.allowedBy };
   if (settings.yes) return { decision: 'allow', reason: '--yes' };
   const session = matchRule(settings.session ?? {}, request.tool);
   if (session)

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { McpElicitationAnswer, McpSamplingAnswer } from '../../workers/protocol/mcp.ts';
 import { loadConfig, type FlagOverride, type LoadedConfig } from '../config/load.ts';
@@ -38,6 +39,11 @@ import {
   waitForServers,
 } from './mcp-handlers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
+import { extensionHandlers } from '../extensions/handlers.ts';
+import { extensionDirs } from '../extensions/load.ts';
+import { watchExtensionDirs } from '../extensions/watch.ts';
+import { Semaphore } from '../extensions/subagents.ts';
+import { TaskRunner } from '../extensions/task-runner.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
 
@@ -81,7 +87,11 @@ export class Engine implements EngineHandlers {
   readonly #clients = new Set<AttachedClient>();
   readonly #sessions = new Map<string, Session>();
   readonly #active = new Map<string, ActiveTurn>();
+  /** The sessions each front-end opened: their SessionEnd hooks run when it goes. */
+  readonly #opened = new Map<AttachedClient, Set<Session>>();
   readonly #windows = new ContextWindows();
+  #subagentSlots: Semaphore | undefined;
+  #tasks: TaskRunner | undefined;
   #snapshotStore: SnapshotStore | undefined;
   #gateway: Gateway | undefined;
 
@@ -138,6 +148,9 @@ export class Engine implements EngineHandlers {
     );
     const engine = new Engine(options, loaded, configError, mcp);
     await engine.approvals.load();
+    // Schedules run in a daemon, never in a one-off in-process engine; once the daemon holds
+    // the engine (scheduling tells its idle timer).
+    if (options.socket !== null) setImmediate(() => engine.#scheduleTasks());
     return engine;
   }
 
@@ -158,7 +171,29 @@ export class Engine implements EngineHandlers {
   }
 
   get runningTurns(): number {
-    return this.#active.size;
+    return this.#active.size + (this.#tasks?.running ?? 0);
+  }
+
+  /** Tasks with a schedule: while there are any, the daemon stays up. */
+  get scheduledTasks(): number {
+    return this.#tasks?.scheduled ?? 0;
+  }
+
+  #scheduleTasks(): void {
+    if (!this.#closed) this.tasks.schedule();
+  }
+
+  /** Runs tasks by hand and on their schedules. */
+  get tasks(): TaskRunner {
+    this.#tasks ??= new TaskRunner({
+      dir: path.join(this.paths.home, 'task-runs', this.paths.key),
+      sessionDeps: () => this.#sessionDeps(),
+      loaded: () => this.#loaded,
+      onRun: (run) => this.broadcast('task/ran', run),
+      onActivity: () => this.options.onActivity?.(),
+      log: this.options.log.child({ scope: 'tasks' }),
+    });
+    return this.#tasks;
   }
 
   get tools(): ToolsHost {
@@ -176,6 +211,7 @@ export class Engine implements EngineHandlers {
     return () => {
       this.#clients.delete(client);
       void this.#gateway?.detach(client);
+      this.#endSessionsOf(client, 'exit');
       this.options.onActivity?.();
     };
   }
@@ -235,6 +271,15 @@ export class Engine implements EngineHandlers {
       case 'worker-exit':
         return gateway.changed('all');
     }
+  }
+
+  /** SessionEnd hooks of the sessions `client` opened, those running a turn excepted. */
+  #endSessionsOf(client: AttachedClient, reason: string): void {
+    for (const session of this.#opened.get(client) ?? []) {
+      if (this.#active.has(session.id)) continue;
+      void session.hooks.end(reason);
+    }
+    this.#opened.delete(client);
   }
 
   broadcast<N extends EngineNotification>(name: N, params: EngineNotifications[N]): void {
@@ -297,7 +342,7 @@ export class Engine implements EngineHandlers {
       queueMicrotask(() => this.options.onStopRequested?.('niffler daemon stop'));
       return { stopping: true };
     },
-    'session/open': async (params) => {
+    'session/open': async (params, { client }) => {
       const deps = this.#sessionDeps();
       let session: Session;
       let warnings: string[] = [];
@@ -312,8 +357,16 @@ export class Engine implements EngineHandlers {
         const existing = this.#sessions.get(resumeId);
         if (existing) session = existing;
         else ({ session, warnings } = Session.resume(deps, resumeId));
-      } else session = Session.create(deps);
+      } else
+        session = Session.create(deps, {
+          ...(params.agent ? { agent: params.agent } : {}),
+          ...(params.disabled ? { disabled: params.disabled } : {}),
+        });
+      if (resumeId && params.agent) session.setAgent(params.agent);
       this.#sessions.set(session.id, session);
+      // A new session from the same front-end (/clear) ends the one it had.
+      if (!resumeId) this.#endSessionsOf(client, 'clear');
+      this.#opened.set(client, new Set([...(this.#opened.get(client) ?? []), session]));
       const offer = this.#loaded ? trustOffer(this.#loaded) : undefined;
       if (this.approvals.problem) warnings = [...warnings, this.approvals.problem];
       return {
@@ -323,6 +376,8 @@ export class Engine implements EngineHandlers {
         model: this.config.model,
         spent: { turns: session.turns, usage: session.usage, costUsd: session.costUsd },
         ...(offer ? { trust: offer } : {}),
+        agent: session.agent,
+        disabled: [...session.disabled],
       };
     },
     'session/prompt': async (params, { client, signal }) => {
@@ -378,10 +433,11 @@ export class Engine implements EngineHandlers {
     },
     'session/toggle': async ({ sessionId, name, enabled }) => {
       const session = this.#session(sessionId);
-      if (enabled) session.disabled.delete(name);
-      else session.disabled.add(name);
-      return { disabled: [...session.disabled] };
+      const disabled = session.toggle(name, enabled);
+      await session.saved();
+      return { disabled };
     },
+    ...extensionHandlers(this, (id) => this.#session(id)),
   };
 
   get version(): string {
@@ -411,6 +467,8 @@ export class Engine implements EngineHandlers {
       config: () => this.#requireConfig(),
       resolveModel: (name) => resolveModelSpec(this.config, name, this.options.env ?? process.env),
       instructions: () => serverInstructions(this.mcp.knownStatuses(), this.#loaded?.servers ?? []),
+      runCommand: (spec, signal) => this.tools.runCommand(spec, signal),
+      subagents: (this.#subagentSlots ??= new Semaphore(this.config.agent.subagents.maxConcurrent)),
     };
   }
 
@@ -527,6 +585,15 @@ export class Engine implements EngineHandlers {
       idleMinutes: this.config.daemon.idleMinutes,
       logFile: this.paths.daemonLog,
       ...(this.options.log.problem() ? { logError: this.options.log.problem() } : {}),
+      schedules: this.tasks
+        .list()
+        .filter((t) => t.schedule)
+        .map((t) => ({
+          task: t.name,
+          schedule: t.schedule!,
+          ...(t.next ? { next: t.next } : {}),
+          ...(t.missed ? { missed: t.missed } : {}),
+        })),
     };
   }
 
@@ -562,6 +629,7 @@ export class Engine implements EngineHandlers {
     this.#gateway?.changed('all');
     this.broadcast('config/changed', { ok: true, warnings: result.value.warnings });
     this.#watch();
+    if (this.options.socket !== null) this.#scheduleTasks();
   }
 
   #watch(): void {
@@ -576,9 +644,20 @@ export class Engine implements EngineHandlers {
       ]),
       paths.trustFile,
     ];
-    this.#stopWatching = watchConfigFiles(files, () => {
+    const reload = () => {
       if (!this.#closed) void this.reload();
-    });
+    };
+    const stopFiles = watchConfigFiles(files, reload);
+    // Agents, commands, repository tools and tasks: a change there can change trust too.
+    const dirs = Object.values(extensionDirs(this.options.root, this.options.env ?? process.env));
+    const stopDirs = watchExtensionDirs(
+      dirs.flat().map((d) => d.dir),
+      reload,
+    );
+    this.#stopWatching = () => {
+      stopFiles();
+      stopDirs();
+    };
   }
 
   /**
@@ -618,7 +697,9 @@ export class Engine implements EngineHandlers {
     this.#closed = true;
     this.#stopWarming();
     this.#stopWatching();
+    this.#tasks?.close();
     await this.#gateway?.close();
+    await Promise.allSettled([...this.#sessions.values()].map((s) => s.hooks.end('other')));
     await Promise.allSettled([
       ...[...this.#sessions.values()].map((session) => session.close()),
       this.mcp.close(),

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ChatMessage, ModelSpec, ToolCall, Usage } from '../../workers/protocol/api.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { NifflerError, toWire } from '../errors.ts';
-import { fail } from '../../workers/protocol/tool-result.ts';
+import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { PromptParams, TurnOutcome, TurnSummary } from '../protocol.ts';
 import { VERSION } from '../version.ts';
 import type { ApprovalStore } from './approvals.ts';
@@ -26,11 +26,26 @@ import {
   runToolCalls,
   type BuiltinTools,
   type McpTools,
+  type TableFor,
   type ToolTable,
   type TurnIO,
 } from './tool-calls.ts';
 import { NOT_RUN, pairToolResults } from './tool-pairs.ts';
 import { newSessionId, readTranscript, Transcript, type TranscriptEntry } from './transcript.ts';
+import type { AgentProfile } from '../extensions/agents.ts';
+import { usableExtensions } from '../extensions/load.ts';
+import {
+  subagentResult,
+  taskTool,
+  type Semaphore,
+  type SubagentRun,
+} from '../extensions/subagents.ts';
+import { savedChoices, subagentIo, type SessionOptions } from '../extensions/session-state.ts';
+import { agentTools, DEFAULT_AGENT, planTurn, type TurnPlan } from '../extensions/turn.ts';
+import type { CommandRunner } from '../extensions/expand.ts';
+import { SessionHooks } from '../extensions/hook-points.ts';
+import { repoToolEntry } from '../extensions/repo-tools.ts';
+import type { PolicyLayer } from '../trust/policy.ts';
 
 export type { BuiltinTools, McpTools, TurnIO } from './tool-calls.ts';
 
@@ -53,7 +68,13 @@ export interface SessionDeps {
   snapshots: SnapshotStore;
   /** MCP servers' instructions for the system prompt (trusted, ready servers). */
   instructions?: () => { server: string; text: string }[];
+  /** How many subagents run at once in this daemon. */
+  subagents?: Semaphore;
+  /** Runs hooks, repository tools and `` !`cmd` `` in bash's sandbox (the tools pool). */
+  runCommand?: CommandRunner;
 }
+
+const noCommands: CommandRunner = async () => fail('exec-failed', 'no command runner here');
 
 /** A model resolved for a turn, with the context window it has. */
 type TurnModel = ModelSpec & { contextWindow: number };
@@ -72,6 +93,14 @@ interface TurnState {
   snapshot?: string;
   /** Snapshots were tried and failed (said once). */
   noSnapshot?: boolean;
+  /** The agent profile of this turn, and the policy layers above the config's. */
+  agent: AgentProfile;
+  policy: PolicyLayer[];
+  maxSteps: number;
+  /** A Stop hook kept the model going once already (hooks are told, to avoid loops). */
+  stopHookActive?: boolean;
+  /** Why a UserPromptSubmit hook blocked the prompt. */
+  blocked?: string;
 }
 
 /** The system prompt of a turn, and how much of it is instruction files. */
@@ -101,6 +130,15 @@ const compactionMarkers = (
   return { markers, broken };
 };
 
+/** `agent.default`, or `build` while the config does not load. */
+const defaultAgent = (deps: SessionDeps): string => {
+  try {
+    return deps.config().config.agent.default;
+  } catch {
+    return DEFAULT_AGENT; // The turn will say what is wrong with the config.
+  }
+};
+
 /**
  * One conversation: its history, transcript and per-session tool switches. `prompt` runs a turn:
  * stream → tool calls → approvals → run (read-only calls in parallel, others in order) → results →
@@ -109,6 +147,12 @@ const compactionMarkers = (
 export class Session {
   readonly messages: ChatMessage[];
   readonly disabled = new Set<string>();
+  /** The agent profile of this session's turns (`/agent`, `--agent`). */
+  agent = DEFAULT_AGENT;
+  /** How deep in subagents this session is: 0 for one a front-end opened. */
+  depth = 0;
+  /** A step bound over the agent's and the config's (a task's `maxSteps`). */
+  stepLimit: number | undefined;
   /** What its turns have used, those read back from the transcript included. */
   usage: Usage = zeroUsage();
   costUsd = 0;
@@ -122,6 +166,8 @@ export class Session {
   #diskError: string | undefined;
   /** Compactions so far and the token calibration: what a request carries of the history. */
   readonly #context: ContextKeeper;
+  /** The session's hook points (SessionStart … SessionEnd). */
+  readonly hooks: SessionHooks;
 
   private constructor(
     readonly id: string,
@@ -133,6 +179,13 @@ export class Session {
   ) {
     this.messages = messages;
     this.#turn = turn;
+    this.hooks = new SessionHooks({
+      sessionId: id,
+      transcriptPath: transcript.file,
+      root: deps.root,
+      config: deps.config,
+      run: deps.runCommand ?? noCommands,
+    });
     this.#context = new ContextKeeper(
       {
         saveOutput: (callId, text) => this.#saveOutput(callId, text),
@@ -174,7 +227,7 @@ export class Session {
     return text;
   }
 
-  static create(deps: SessionDeps): Session {
+  static create(deps: SessionDeps, options: SessionOptions = {}): Session {
     const id = newSessionId();
     const transcript = Transcript.open(deps.sessionsDir, id);
     transcript.append({
@@ -183,8 +236,43 @@ export class Session {
       root: deps.root,
       createdAt: new Date().toISOString(),
       version: VERSION,
+      ...(options.parent
+        ? { parent: { id: options.parent.id, callId: options.parent.callId } }
+        : {}),
+      ...(options.task ? { task: options.task } : {}),
     });
-    return new Session(id, deps, transcript, [], 0);
+    const session = new Session(id, deps, transcript, [], 0);
+    session.depth = options.parent ? options.parent.depth + 1 : 0;
+    session.stepLimit = options.maxSteps;
+    session.setAgent(options.agent ?? defaultAgent(deps));
+    if (options.disabled?.length) for (const name of options.disabled) session.toggle(name, false);
+    return session;
+  }
+
+  /** Runs this session's turns with the profile `name` from now on (recorded in the transcript). */
+  setAgent(name: string): void {
+    if (name === this.agent && this.#turn > 0) return;
+    this.agent = name;
+    this.transcript.append({
+      type: 'agent',
+      time: new Date().toISOString(),
+      turn: this.#turn,
+      agent: name,
+    });
+  }
+
+  /** Switches a server or tool off (or on) for this session; the choice is in the transcript. */
+  toggle(name: string, enabled: boolean): string[] {
+    if (enabled) this.disabled.delete(name);
+    else this.disabled.add(name);
+    const disabled = [...this.disabled];
+    this.transcript.append({
+      type: 'tools',
+      time: new Date().toISOString(),
+      turn: this.#turn,
+      disabled,
+    });
+    return disabled;
   }
 
   /**
@@ -200,6 +288,10 @@ export class Session {
     const transcript = Transcript.open(deps.sessionsDir, id);
     const { markers, broken } = compactionMarkers(loaded.entries);
     const session = new Session(id, deps, transcript, paired.messages, lastTurn, markers);
+    const saved = savedChoices(loaded.entries);
+    if (saved.agent) session.agent = saved.agent;
+    for (const name of saved.disabled) session.disabled.add(name);
+    session.depth = saved.depth;
     const time = new Date().toISOString();
     for (const message of paired.added)
       transcript.append({ type: 'message', time, turn: lastTurn, message });
@@ -287,6 +379,11 @@ export class Session {
     return this.transcript.close();
   }
 
+  /** Resolves once what was recorded so far is on disk (a disk fault is kept, not thrown). */
+  saved(): Promise<void> {
+    return this.#flush();
+  }
+
   /** Waits for the transcript's writes; a disk fault is kept for the turn's summary, not thrown. */
   async #flush(): Promise<void> {
     try {
@@ -323,18 +420,27 @@ export class Session {
         `session ${this.id} is already running a turn; wait for it or cancel it`,
       );
     // Read before taking the session: a config that does not load fails this prompt only.
-    const config = this.deps.config().config;
+    const loaded = this.deps.config();
     this.#running = true;
-    const modelName = params.model ?? config.model;
-    const turn: TurnState = {
-      number: ++this.#turn,
-      modelName,
-      usage: zeroUsage(),
-      steps: 0,
-      denied: [],
-      lastText: '',
-      loadedTools: new Set(),
-    };
+    let plan: TurnPlan;
+    try {
+      plan = await planTurn({
+        loaded,
+        agent: this.agent,
+        text: params.text,
+        ...(params.model ? { model: params.model } : {}),
+        depth: this.depth,
+        run: this.deps.runCommand ?? noCommands,
+        excluded: [this.deps.home],
+        signal,
+      });
+    } catch (error) {
+      this.#running = false;
+      throw error;
+    }
+    const turn = this.#newTurn(plan);
+    const modelName = plan.modelName;
+    notices = [...notices, ...plan.notices];
     this.#diskError = undefined;
     try {
       const model = await this.#turnModel(modelName);
@@ -346,13 +452,52 @@ export class Session {
       });
       io.emit({ type: 'turn-start', turn: turn.number, model: modelName });
       for (const text of notices) io.emit({ type: 'notice', level: 'warn', text });
-      this.#record({ role: 'user', content: params.text });
+      if (!(await this.#submit(turn, plan.text, io, signal)))
+        return await this.#end(turn, 'error', io, turn.blocked);
       return await this.#loop(turn, model, params, io, signal);
     } catch (error) {
       if (signal.aborted) return await this.#end(turn, 'cancelled', io);
       // The error travels in the turn's summary, once (a notice as well showed it twice).
       return await this.#end(turn, 'error', io, toWire(error).message);
     }
+  }
+
+  /** The state of the next turn, as its plan (model, agent, policy, steps) says. */
+  #newTurn(plan: TurnPlan): TurnState {
+    return {
+      number: ++this.#turn,
+      modelName: plan.modelName,
+      usage: zeroUsage(),
+      steps: 0,
+      denied: [],
+      lastText: '',
+      loadedTools: new Set(),
+      agent: plan.agent,
+      policy: plan.policy,
+      maxSteps: this.stepLimit ?? plan.maxSteps,
+    };
+  }
+
+  /** The turn's user message after SessionStart and UserPromptSubmit hooks; false if blocked. */
+  async #submit(turn: TurnState, text: string, io: TurnIO, signal: AbortSignal): Promise<boolean> {
+    await this.hooks.start(this.messages.length > 0, io, signal);
+    const submitted = await this.hooks.prompt(text, io, signal);
+    if (submitted.block) {
+      turn.blocked = `a UserPromptSubmit hook blocked the prompt: ${submitted.block}`;
+      return false;
+    }
+    this.#record({ role: 'user', content: submitted.text });
+    return true;
+  }
+
+  /** After an answer: true when a Stop hook keeps the model going (its reason is sent). */
+  async #keepGoing(turn: TurnState, io: TurnIO, signal: AbortSignal): Promise<boolean> {
+    if (turn.steps >= turn.maxSteps || !this.hooks.has('Stop')) return false;
+    const reason = await this.hooks.stop(turn.stopHookActive === true, io, signal);
+    if (!reason || signal.aborted) return false;
+    turn.stopHookActive = true;
+    this.#record({ role: 'user', content: `[a Stop hook says the work is not done] ${reason}` });
+    return true;
   }
 
   /** Steps until the model answers, the turn is cancelled, or `agent.maxSteps`. */
@@ -363,30 +508,36 @@ export class Session {
     io: TurnIO,
     signal: AbortSignal,
   ): Promise<TurnSummary> {
-    const { maxSteps } = this.deps.config().config.agent;
+    const { maxSteps } = turn;
     const mcp = this.deps.mcp;
-    const tableFor = () => ({ model, config: this.deps.config() });
-    let toolsAt = mcp.toolsVersion;
-    let table = await buildToolTable(this.deps.tools, mcp, this.disabled, tableFor());
-    const system = await this.#systemPrompt(table.size > 0, params, io, signal);
+    // What the table was built from: a server's tools, the config (repository tools, agents).
+    const basis = () => ({ tools: mcp.toolsVersion, config: this.deps.config() });
+    let built = basis();
+    let table = await this.#toolTable(turn, params, model);
+    const system = await this.#systemPrompt(table.size > 0, params, io, signal, turn.agent);
     for (turn.steps = 1; turn.steps <= maxSteps; turn.steps++) {
       if (signal.aborted) return await this.#end(turn, 'cancelled', io);
       // Everything so far is on disk before the model is asked again.
       await this.#flush();
       // The tools of a server that became ready meanwhile join this request (rebuilt only then).
-      if (turn.steps > 1 && (toolsAt === undefined || toolsAt !== mcp.toolsVersion)) {
-        toolsAt = mcp.toolsVersion;
-        table = await buildToolTable(this.deps.tools, mcp, this.disabled, tableFor());
+      const now = basis();
+      if (
+        turn.steps > 1 &&
+        (now.tools === undefined || now.tools !== built.tools || now.config !== built.config)
+      ) {
+        built = now;
+        table = await this.#toolTable(turn, params, model);
       }
       const { step, tools } = await this.#step(turn, model, system, table, io, signal);
       const outcome = await this.#afterStep(turn, step, tools, params, io, signal);
+      if (outcome === 'answered' && (await this.#keepGoing(turn, io, signal))) continue;
       if (outcome) return await this.#end(turn, outcome, io);
     }
     turn.steps = maxSteps;
     io.emit({
       type: 'notice',
       level: 'warn',
-      text: `stopped after ${maxSteps} steps (agent.maxSteps); send "continue" to let the model go on`,
+      text: `stopped after ${maxSteps} steps (${turn.agent.maxSteps ? `agent ${turn.agent.name}'s maxSteps` : this.depth > 0 ? 'agent.subagents.maxSteps' : 'agent.maxSteps'}); send "continue" to let the model go on`,
     });
     return await this.#end(turn, 'max-steps', io);
   }
@@ -420,6 +571,7 @@ export class Session {
     }
     if (calls.length === 0) return 'answered';
     await this.#snapshotBefore(turn, calls, table, io);
+    const hooks = this.hooks.calls(io, signal);
     const results = await runToolCalls(
       calls,
       step.invalid,
@@ -433,6 +585,8 @@ export class Session {
         params,
         io,
         signal,
+        policy: turn.policy,
+        ...(hooks ? { hooks } : {}),
       },
       turn.denied,
     );
@@ -477,6 +631,7 @@ export class Session {
         return { step, tools: tools.table };
       } catch (error) {
         if (attempt >= 2 || signal.aborted || !isContextOverflow(error)) throw error;
+        await this.hooks.preCompact('auto', io, signal);
         io.emit({
           type: 'notice',
           level: 'warn',
@@ -656,6 +811,7 @@ export class Session {
         signal,
       );
       const tools = withToolSearch(table, this.deps.config(), model.contextWindow, new Set());
+      await this.hooks.preCompact('manual', io, signal);
       const fitted = await this.#fit(model, system, tools.plan.offered, io, signal, true, focus);
       await this.#flush();
       return fitted.notes.length
@@ -675,6 +831,7 @@ export class Session {
     params: PromptParams,
     io: TurnIO,
     signal: AbortSignal,
+    agent?: AgentProfile,
   ): Promise<TurnPrompt> {
     const loaded = this.deps.config();
     const prompt = await buildSystemPrompt({
@@ -685,6 +842,8 @@ export class Session {
       trusted: loaded.trust.level === 'trusted',
       git: loaded.config.agent.git,
       instructions: this.deps.instructions?.() ?? [],
+      ...(agent?.prompt ? { agent: { name: agent.name, prompt: agent.prompt } } : {}),
+      ...(this.hooks.context.length ? { hookContext: this.hooks.context } : {}),
       signal,
     });
     const notes = [
@@ -701,6 +860,74 @@ export class Session {
       for (const text of notes) io.emit({ type: 'notice', level: 'warn', text });
     this.#promptNotes = key;
     return { text: prompt.text, instructionChars: prompt.instructionChars };
+  }
+
+  /**
+   * The tools of a step: built-ins and ready servers' less what this session switched off, as
+   * the turn's agent sees them, with `task` while subagents may nest deeper.
+   */
+  async #toolTable(
+    turn: TurnState,
+    params: PromptParams,
+    model: TableFor['model'],
+  ): Promise<ToolTable> {
+    const loaded = this.deps.config();
+    const base = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled, {
+      model,
+      config: loaded,
+    });
+    const { subagents } = loaded.config.agent;
+    const usable = usableExtensions(loaded);
+    const children = usable.extensions.agents.filter((a) => a.mode !== 'primary');
+    if (this.depth < subagents.maxDepth && children.length && !this.disabled.has('task'))
+      base.set(
+        'task',
+        taskTool(children, (job) => this.#runChild(job, params)),
+      );
+    const run = this.deps.runCommand ?? noCommands;
+    for (const tool of usable.extensions.tools)
+      if (!this.disabled.has(tool.name) && !this.disabled.has('repo') && !base.has(tool.name))
+        base.set(tool.name, repoToolEntry(tool, run, this.deps.root));
+    return agentTools(base, turn.agent);
+  }
+
+  /** Runs a subagent's job in a child session; the parent's transcript records the child. */
+  async #runChild(job: SubagentRun, params: PromptParams): Promise<ToolResult> {
+    const run = async () => {
+      const child = Session.create(this.deps, {
+        agent: job.agent.name,
+        parent: { id: this.id, callId: job.callId, depth: this.depth },
+      });
+      this.transcript.append({
+        type: 'child',
+        time: new Date().toISOString(),
+        turn: this.#turn,
+        callId: job.callId,
+        id: child.id,
+        agent: job.agent.name,
+      });
+      try {
+        const summary = await child.prompt(
+          {
+            sessionId: child.id,
+            text: job.prompt,
+            interactive: params.interactive,
+            ...(params.yes ? { yes: true } : {}),
+            ...(params.cwd ? { cwd: params.cwd } : {}),
+          },
+          subagentIo(job),
+          job.signal,
+        );
+        return subagentResult(job.agent.name, { id: child.id, summary });
+      } finally {
+        await child.close();
+      }
+    };
+    try {
+      return await (this.deps.subagents ? this.deps.subagents.use(run, job.signal) : run());
+    } catch (error) {
+      return fail('canceled', (error as Error).message);
+    }
   }
 
   /** Answers calls that never ran, so every tool call in the history has its result. */

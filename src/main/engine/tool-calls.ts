@@ -4,6 +4,7 @@ import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { ClientCalls, ClientMethod, PromptParams, SessionEvent } from '../protocol.ts';
+import type { PolicyLayer } from '../trust/policy.ts';
 import { protectedReason } from '../trust/protected.ts';
 import {
   explainApproval,
@@ -11,7 +12,6 @@ import {
   type ApprovalSettings,
   type ApprovalStore,
 } from './approvals.ts';
-import type { PolicyLayer } from '../trust/policy.ts';
 import { builtinTool, configRules, filterTools, mcpTool, modelProfile } from './capabilities.ts';
 
 /** The tools pool as the loop sees it. */
@@ -53,15 +53,27 @@ export interface ToolEntry {
   spec: ToolSpec;
   /** `engine`: niffler's own, answered by the engine itself (`tool_search`), never asked. */
   kind: 'builtin' | 'mcp' | 'engine';
-  /** How an `engine` tool answers. */
-  run?: (args: Record<string, unknown>) => Promise<ToolResult>;
+  /** How an `engine` tool answers; `call` is the call's id, the turn's IO and its signal. */
+  run?: (args: Record<string, unknown>, call?: EngineCall) => Promise<ToolResult>;
   readOnly: boolean;
   defaultPolicy?: 'allow' | 'ask';
   server?: string;
   destructive: boolean;
+  /**
+   * An `engine` tool that is approved as an MCP tool is (a repository tool): asks unless it is
+   * read-only or a rule allows it. Without it, an engine tool is never asked.
+   */
+  asks?: boolean;
 }
 
 export type ToolTable = Map<string, ToolEntry>;
+
+/** What an `engine` tool's `run` gets besides its arguments. */
+export interface EngineCall {
+  callId: string;
+  io: TurnIO;
+  signal: AbortSignal;
+}
 
 /** What running one step's calls needs. */
 export interface CallContext {
@@ -73,6 +85,24 @@ export interface CallContext {
   params: PromptParams;
   io: TurnIO;
   signal: AbortSignal;
+  /** Policy layers of this turn above the config's (an agent's, a command's). */
+  policy?: PolicyLayer[];
+  /** PreToolUse and PostToolUse hooks. */
+  hooks?: CallHooks;
+}
+
+/** What PreToolUse hooks said of a call: block it, allow or ask regardless, other arguments. */
+export interface PreCall {
+  block?: string;
+  allow?: string;
+  ask?: string;
+  args?: Record<string, unknown>;
+}
+
+/** The hooks around each call: before it is decided, and after it ran. */
+export interface CallHooks {
+  before(call: ToolCall, entry: ToolEntry): Promise<PreCall>;
+  after(call: ToolCall, entry: ToolEntry, result: ToolResult): Promise<ToolResult>;
 }
 
 /** Who the table is for: the turn's model (vision, tool protocol) and the config it runs under. */
@@ -131,7 +161,9 @@ export const policyOutcome = (
     kind: 'builtin' | 'mcp';
   },
   config: LoadedConfig,
-  settings: Pick<ApprovalSettings, 'session' | 'repo' | 'yes'> & { extraPolicy?: PolicyLayer[] },
+  settings: Pick<ApprovalSettings, 'session' | 'repo' | 'yes' | 'allowedBy'> & {
+    extraPolicy?: PolicyLayer[];
+  },
 ): { outcome: ApprovalOutcome; protectedWhy: string | undefined } => {
   const { kind } = entry;
   const trustedServers = config.servers
@@ -159,6 +191,7 @@ export const policyOutcome = (
       ...(settings.session ? { session: settings.session } : {}),
       ...(settings.repo ? { repo: settings.repo } : {}),
       yes: settings.yes === true,
+      ...(settings.allowedBy ? { allowedBy: settings.allowedBy } : {}),
       ...(protectedWhy ? { protectedReason: protectedWhy } : {}),
     },
   );
@@ -170,13 +203,21 @@ const decide = async (
   call: ToolCall,
   entry: ToolEntry,
   ctx: CallContext,
+  hook: PreCall = {},
 ): Promise<{ allowed: boolean; reason: string }> => {
   const { config, params, io, signal } = ctx;
-  const { kind } = entry;
-  if (kind === 'engine') return { allowed: true, reason: "niffler's own tool" };
+  if (entry.kind === 'engine' && !entry.asks)
+    return { allowed: true, reason: "niffler's own tool" };
+  // A repository tool is approved as an MCP tool is.
+  const kind = entry.kind === 'engine' ? 'mcp' : entry.kind;
+  const asked = hook.ask
+    ? [{ source: `a PreToolUse hook (${hook.ask})`, rules: { [call.name]: 'ask' as const } }]
+    : [];
   const { outcome, protectedWhy } = policyOutcome(call, { ...entry, kind }, config, {
     ...ctx.approvals.remembered(ctx.sessionId),
     yes: params.yes === true,
+    extraPolicy: [...(ctx.policy ?? []), ...asked],
+    ...(hook.allow ? { allowedBy: `a PreToolUse hook allowed it (${hook.allow})` } : {}),
   });
   if (outcome.decision !== 'ask')
     return { allowed: outcome.decision === 'allow', reason: outcome.reason };
@@ -245,6 +286,74 @@ const runBuiltin = async (call: ToolCall, ctx: CallContext): Promise<ToolResult>
   return ctx.tools.run({ name: call.name, args: call.args, sessionId, grants }, signal);
 };
 
+type Planned = { call: ToolCall; entry?: ToolEntry; result?: ToolResult };
+
+/** What becomes of one call before anything runs: a result already (refused), or cleared to run. */
+const plan = async (
+  call: ToolCall,
+  invalid: ReadonlyMap<string, string>,
+  table: ToolTable,
+  ctx: CallContext,
+  denied: string[],
+): Promise<Planned> => {
+  const entry = table.get(call.name);
+  const bad = invalid.get(call.id);
+  if (bad) return { call, result: fail('invalid-args', bad) };
+  if (!entry)
+    return {
+      call,
+      result: fail(
+        'not-found',
+        `there is no tool named "${call.name}"; the available tools are: ${[...table.keys()].join(', ')}`,
+      ),
+    };
+  const pre = (await ctx.hooks?.before(call, entry)) ?? {};
+  const target = pre.args ? { ...call, args: pre.args } : call;
+  const decision = pre.block
+    ? { allowed: false, reason: `a PreToolUse hook blocked it: ${pre.block}` }
+    : await decide(target, entry, ctx, pre);
+  if (decision.allowed) return { call: target, entry };
+  denied.push(call.name);
+  ctx.io.emit({ type: 'tool-denied', id: call.id, name: call.name, reason: decision.reason });
+  return { call, result: fail('denied', `the call was not run: ${decision.reason}`) };
+};
+
+/** Runs one cleared call where its tool lives: the engine, the tools pool, or an MCP server. */
+const dispatchCall = (call: ToolCall, entry: ToolEntry, ctx: CallContext): Promise<ToolResult> => {
+  const { io, signal } = ctx;
+  if (signal.aborted)
+    return Promise.resolve(fail('canceled', 'the turn was cancelled before this call ran'));
+  if (entry.kind === 'engine') return entry.run!(call.args, { callId: call.id, io, signal });
+  if (entry.kind === 'builtin') return runBuiltin(call, ctx);
+  return ctx.mcp.callTool(call.name, call.args, {
+    signal,
+    onProgress: ({ progress, total, message }) =>
+      io.emit({
+        type: 'tool-progress',
+        id: call.id,
+        progress,
+        ...(total !== undefined ? { total } : {}),
+        ...(message ? { message } : {}),
+      }),
+  });
+};
+
+/** Runs a planned call (PostToolUse hooks after it) and reports its result. */
+const runPlanned = async (item: Planned, ctx: CallContext): Promise<void> => {
+  const started = performance.now();
+  if (!item.result && item.entry) {
+    item.result = await dispatchCall(item.call, item.entry, ctx);
+    if (ctx.hooks) item.result = await ctx.hooks.after(item.call, item.entry, item.result);
+  }
+  ctx.io.emit({
+    type: 'tool-result',
+    id: item.call.id,
+    name: item.call.name,
+    result: item.result!,
+    ms: performance.now() - started,
+  });
+};
+
 /**
  * Approves and runs one step's calls: consecutive read-only calls together, anything that may
  * change something alone and in order. Every call gets a result (unknown tools, unreadable
@@ -258,69 +367,14 @@ export const runToolCalls = async (
   ctx: CallContext,
   denied: string[],
 ): Promise<{ call: ToolCall; result: ToolResult }[]> => {
-  const { io, signal } = ctx;
-  type Planned = { call: ToolCall; entry?: ToolEntry; result?: ToolResult };
   const planned: Planned[] = [];
-  for (const call of calls) {
-    const entry = table.get(call.name);
-    const bad = invalid.get(call.id);
-    if (bad) planned.push({ call, result: fail('invalid-args', bad) });
-    else if (!entry)
-      planned.push({
-        call,
-        result: fail(
-          'not-found',
-          `there is no tool named "${call.name}"; the available tools are: ${[...table.keys()].join(', ')}`,
-        ),
-      });
-    else {
-      const decision = await decide(call, entry, ctx);
-      if (decision.allowed) planned.push({ call, entry });
-      else {
-        denied.push(call.name);
-        io.emit({ type: 'tool-denied', id: call.id, name: call.name, reason: decision.reason });
-        planned.push({
-          call,
-          result: fail('denied', `the call was not run: ${decision.reason}`),
-        });
-      }
-    }
-  }
-  const run = async (item: Planned): Promise<void> => {
-    const started = performance.now();
-    if (!item.result && item.entry) {
-      item.result = signal.aborted
-        ? fail('canceled', 'the turn was cancelled before this call ran')
-        : item.entry.kind === 'engine'
-          ? await item.entry.run!(item.call.args)
-          : item.entry.kind === 'builtin'
-            ? await runBuiltin(item.call, ctx)
-            : await ctx.mcp.callTool(item.call.name, item.call.args, {
-                signal,
-                onProgress: ({ progress, total, message }) =>
-                  io.emit({
-                    type: 'tool-progress',
-                    id: item.call.id,
-                    progress,
-                    ...(total !== undefined ? { total } : {}),
-                    ...(message ? { message } : {}),
-                  }),
-              });
-    }
-    io.emit({
-      type: 'tool-result',
-      id: item.call.id,
-      name: item.call.name,
-      result: item.result!,
-      ms: performance.now() - started,
-    });
-  };
+  for (const call of calls) planned.push(await plan(call, invalid, table, ctx, denied));
   for (let i = 0; i < planned.length;) {
     const batch = [planned[i]!];
     if (planned[i]!.entry?.readOnly)
       while (i + batch.length < planned.length && planned[i + batch.length]!.entry?.readOnly)
         batch.push(planned[i + batch.length]!);
-    await Promise.all(batch.map(run));
+    await Promise.all(batch.map((item) => runPlanned(item, ctx)));
     i += batch.length;
   }
   return planned.map((item) => ({ call: item.call, result: item.result! }));

@@ -29,7 +29,17 @@ export type TranscriptEntry =
       version: string;
       /** A session that goes on from a turn of another (`--resume ID --at-turn N`). */
       forkedFrom?: { id: string; turn: number };
+      /** A subagent's session: the session and the `task` call that started it. */
+      parent?: { id: string; callId: string };
+      /** A task's run: the task's name. */
+      task?: string;
     }
+  /** The agent profile the session's turns run with from here on. */
+  | { type: 'agent'; time: string; turn: number; agent: string }
+  /** The servers and tools switched off for this session from here on (all of them). */
+  | { type: 'tools'; time: string; turn: number; disabled: string[] }
+  /** A subagent's session, started by the `task` call `callId` of this turn. */
+  | { type: 'child'; time: string; turn: number; callId: string; id: string; agent: string }
   | { type: 'turn-start'; time: string; turn: number; model: string }
   | {
       type: 'message';

@@ -22,8 +22,9 @@ export const trustOffer = (loaded: LoadedConfig): TrustOffer | undefined => {
     servers: parts
       .filter((p) => p.kind === 'server')
       .map((p) => ({ name: p.path[1]!, command: describeServer(p.value) })),
+    // Extension files (agents, commands that run shell, repository tools, tasks) read as settings.
     settings: parts
-      .filter((p) => p.kind === 'setting')
+      .filter((p) => p.kind !== 'server')
       .map((p) => `${p.path.join('.')}: ${showPart(p)}`),
     prompts,
     ...(trust.problem ? { problem: trust.problem } : {}),

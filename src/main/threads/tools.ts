@@ -6,7 +6,10 @@ import { expandHome, hiddenFromSandbox, nifflerPaths, type Env } from '../paths.
 import type { BwrapProbe } from '../../workers/protocol/sandbox.ts';
 import {
   builtinTools,
+  COMMAND_TASK,
   isBuiltinTool,
+  type CommandOutcome,
+  type CommandSpec,
   type ToolContext,
   type ToolControlMessage,
   type ToolDefinition,
@@ -171,13 +174,41 @@ export class ToolsHost {
     if (this.#disabled.has(call.name))
       return fail('denied', `${call.name} is disabled by tools.disabled in the config`);
     if (signal.aborted) return fail('canceled', `${call.name} was canceled before it started`);
-    const isSearch = SEARCH_TOOLS.has(call.name);
-    const seconds = this.#secondsFor(call.name);
     const context = await this.#contextFor(call);
+    return this.#runTask(call.name, call.args, context, this.#secondsFor(call.name), signal);
+  }
+
+  /**
+   * Runs a command for niffler itself (a hook, a repository tool, a `` !`cmd` ``) in the pool, as
+   * bash runs: same sandbox, limits and minimal environment; never throws.
+   */
+  async runCommand(spec: CommandSpec, signal: AbortSignal): Promise<CommandOutcome | ToolResult> {
+    if (signal.aborted) return fail('canceled', 'the command was canceled before it started');
+    const context = await this.#contextFor({ name: 'bash', args: {} });
+    const result = await this.#runTask(
+      COMMAND_TASK,
+      spec,
+      context,
+      spec.timeoutSeconds + 30,
+      signal,
+    );
+    return result.ok && result.data ? (result.data as unknown as CommandOutcome) : result;
+  }
+
+  /** One task in the pool, cancelled with `signal`, stopped after `seconds`. */
+  async #runTask(
+    name: string,
+    args: unknown,
+    context: ToolContext,
+    seconds: number,
+    signal: AbortSignal,
+  ): Promise<ToolResult> {
+    const call = { name };
+    const isSearch = SEARCH_TOOLS.has(name);
     const terminate = new AbortController();
     const { port1, port2 } = new MessageChannel();
     const endStarted = this.#watchGroups(port1, terminate.signal);
-    const task: ToolTask = { tool: call.name, args: call.args, context, port: port2 };
+    const task: ToolTask = { tool: name, args, context, port: port2 };
     const running = this.#pool
       .run(task, { signal: terminate.signal, transferList: [port2] })
       .catch((error: unknown): ToolResult => {

@@ -15,8 +15,11 @@ export interface Part {
   line: number | undefined;
   /** As written, before `${VAR}` expansion. */
   value: unknown;
-  /** Servers stay in the config (listed, not started) when untrusted; other parts are removed. */
-  kind: 'server' | 'setting';
+  /**
+   * Servers stay in the config (listed, not started) when untrusted; settings are removed;
+   * extensions (agents, commands, repository tools, tasks: files, not config keys) are ignored.
+   */
+  kind: 'server' | 'setting' | 'extension';
 }
 
 /** Everything a repository contributes that needs trust, and one digest over all of it. */
@@ -65,6 +68,7 @@ const RULES: { path: string[]; kind: Part['kind']; when?: When }[] = [
   { path: ['tools', 'bash', 'limits'], kind: 'setting' },
   { path: ['tools', 'fetch', 'allowPrivate'], kind: 'setting' },
   { path: ['mcp', 'sandboxDefault'], kind: 'setting' },
+  { path: ['hooks', '*'], kind: 'setting' },
 ];
 
 const matches = (data: unknown, pattern: string[], at: string[] = []): [string[], unknown][] => {
@@ -103,9 +107,17 @@ const layerParts = (layer: ParsedFile): Part[] =>
       })),
   );
 
-/** What the repository's layers contribute, as written (call before `${VAR}` expansion). */
-export const repositoryContribution = (layers: readonly ParsedFile[]): Contribution => {
-  const parts = layers.flatMap(layerParts).sort((a, b) => a.key.localeCompare(b.key));
+/**
+ * What the repository's layers contribute, as written (call before `${VAR}` expansion), and the
+ * parts of its extension files (`extensionParts`).
+ */
+export const repositoryContribution = (
+  layers: readonly ParsedFile[],
+  extensions: readonly Part[] = [],
+): Contribution => {
+  const parts = [...layers.flatMap(layerParts), ...extensions].sort((a, b) =>
+    a.key.localeCompare(b.key),
+  );
   return { parts, digest: digestOf(parts.map((p) => [p.key, p.value])) };
 };
 

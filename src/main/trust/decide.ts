@@ -115,9 +115,11 @@ export const untrustedSummary = (decision: TrustDecision): string | undefined =>
       .map((p) => (kind === 'server' ? p.path[1]! : p.path.join('.')));
   const servers = names('server');
   const settings = names('setting');
+  const extensions = names('extension');
   const what = [
     servers.length ? `its servers ${servers.join(', ')} are not started` : '',
     settings.length ? `its settings ${settings.join(', ')} are ignored` : '',
+    extensions.length ? `its ${extensions.join(', ')} are ignored` : '',
   ]
     .filter(Boolean)
     .join(' and ');

@@ -8,6 +8,7 @@ import { useNow } from './hooks/use-now.ts';
 import { useComposerKeys, useGlobalKeys } from './hooks/use-keybindings.ts';
 import { useActions, useUiState } from './state/context.tsx';
 import { isBusy } from './state/reducer.ts';
+import type { UiState } from './state/types.ts';
 
 export interface AppProps {
   /** Colors and styles in markdown (off with NO_COLOR). */
@@ -18,6 +19,22 @@ export interface AppProps {
 const PLACEHOLDER = 'message, /help, @file, !shell';
 
 /** Layout only: transcript (finished entries printed once), live turn, dialog or input, status bar. */
+/** The status line under the input: workspace, model, servers, spend, agent, context. */
+const StatusLine = ({ state }: { state: UiState }) => (
+  <StatusBar
+    workspace={state.workspace}
+    model={state.model}
+    servers={state.servers}
+    totals={state.totals}
+    agent={state.agent}
+    disabled={state.disabled}
+    context={
+      state.context ? { used: state.context.use.total, window: state.context.window } : undefined
+    }
+    {...(state.exitArmed ? { hint: 'press ctrl-c again to exit' } : {})}
+  />
+);
+
 export const App = ({ color }: AppProps) => {
   const state = useUiState();
   const actions = useActions();
@@ -26,7 +43,13 @@ export const App = ({ color }: AppProps) => {
   const width = Math.max(20, columns);
   const dialog = state.dialogs[0];
   const now = useNow(isBusy(state));
-  const { editor, suggestions } = useComposerKeys(actions, state.workspace, !dialog, state.offers);
+  const { editor, suggestions } = useComposerKeys(
+    actions,
+    state.workspace,
+    !dialog,
+    state.offers,
+    state.extensions.commands,
+  );
   useGlobalKeys(actions, {
     inputEmpty: editor.text === '',
     dialogOpen: Boolean(dialog),
@@ -62,18 +85,7 @@ export const App = ({ color }: AppProps) => {
             color={color}
           />
         )}
-        <StatusBar
-          workspace={state.workspace}
-          model={state.model}
-          servers={state.servers}
-          totals={state.totals}
-          context={
-            state.context
-              ? { used: state.context.use.total, window: state.context.window }
-              : undefined
-          }
-          {...(state.exitArmed ? { hint: 'press ctrl-c again to exit' } : {})}
-        />
+        <StatusLine state={state} />
       </Box>
     </>
   );

@@ -1,3 +1,5 @@
+import type { CommandInfo } from '../../main/protocol.ts';
+
 /** A slash command as `/help` lists it and `/` completes it. */
 export interface SlashCommand {
   name: string;
@@ -16,6 +18,11 @@ const SLASH_COMMANDS: SlashCommand[] = [
     name: 'tools',
     args: '[on|off NAME]',
     description: 'list tools; switch a server or tool on or off for this session',
+  },
+  {
+    name: 'agent',
+    args: '[NAME]',
+    description: 'agent profiles, or use NAME from the next message on (shift-tab cycles)',
   },
   {
     name: 'model',
@@ -59,6 +66,7 @@ const KEYS: [string, string][] = [
   ['@server:uri', "attach an MCP server's resource (niffler mcp resources lists them)"],
   ['/server:prompt …', "send an MCP server's prompt (arguments in order, or name=value)"],
   ['!command', 'run a shell command here (not sent to the model)'],
+  ['shift-tab', 'next primary agent profile (build, plan, …)'],
   ['esc', 'cancel the running turn'],
   ['ctrl-o', 'expand tool results and reasoning'],
   ['ctrl-c twice, ctrl-d', 'exit'],
@@ -72,20 +80,36 @@ export const parseSlash = (text: string): { name: string; args: string[] } | nul
   return { name: name.toLowerCase(), args };
 };
 
-/** Command names that start with what was typed after `/`. */
-export const completeSlash = (typed: string): string[] =>
-  SLASH_COMMANDS.filter((c) => c.name.startsWith(typed.replace(/^\//, '').toLowerCase())).map(
-    (c) => `/${c.name}`,
-  );
+/** True for niffler's own slash commands: they win over custom commands of the same name. */
+export const isBuiltinSlash = (name: string): boolean =>
+  name === '?' || name === 'quit' || SLASH_COMMANDS.some((c) => c.name === name);
 
-/** The `/help` text. */
-export const helpText = (): string => {
+/** Command names (niffler's, then custom ones) that start with what was typed after `/`. */
+export const completeSlash = (typed: string, custom: readonly CommandInfo[] = []): string[] => {
+  const prefix = typed.replace(/^\//, '');
+  return [
+    ...SLASH_COMMANDS.filter((c) => c.name.startsWith(prefix.toLowerCase())).map((c) => c.name),
+    ...custom
+      .filter((c) => c.name.startsWith(prefix) && !isBuiltinSlash(c.name))
+      .map((c) => c.name),
+  ].map((name) => `/${name}`);
+};
+
+/** The `/help` text, custom commands (yours and the repository's) after niffler's. */
+export const helpText = (custom: readonly CommandInfo[] = []): string => {
   const usage = SLASH_COMMANDS.map((c) => [
     `/${c.name}${c.args ? ` ${c.args}` : ''}`,
     c.description,
   ]);
-  const width = Math.max(...[...usage, ...KEYS].map(([left = '']) => left.length));
+  const mine = custom
+    .filter((c) => !isBuiltinSlash(c.name))
+    .map((c) => [
+      `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ''}`,
+      `${c.description} (${c.source})`,
+    ]);
+  const width = Math.max(...[...usage, ...mine, ...KEYS].map(([left = '']) => left.length));
   const rows = (list: [string, string][] | string[][]) =>
     list.map(([left = '', right = '']) => `  ${left.padEnd(width)}  ${right}`).join('\n');
-  return `Commands\n${rows(usage)}\n\nKeys\n${rows(KEYS)}`;
+  const customRows = mine.length ? `\n\nCustom commands\n${rows(mine)}` : '';
+  return `Commands\n${rows(usage)}${customRows}\n\nKeys\n${rows(KEYS)}`;
 };

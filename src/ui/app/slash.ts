@@ -16,7 +16,10 @@ export interface SlashContext {
   getState: () => UiState;
   sessionId: () => Promise<string>;
   isBusy: () => boolean;
-  open: (params: { resume?: string; atTurn?: number }, note?: string) => Promise<SessionOpened>;
+  open: (
+    params: { resume?: string; atTurn?: number; disabled?: string[] },
+    note?: string,
+  ) => Promise<SessionOpened>;
   setModel: (name: string) => void;
   exit: () => void;
 }
@@ -62,7 +65,14 @@ const mcp = async (ctx: SlashContext, args: string[]) => {
   ctx.dispatch({ type: 'notice', level: 'info', text: `${name}: ${status.state}` });
 };
 
-const tools = async (ctx: SlashContext, args: string[], disabled: Set<string>) => {
+const toolLine = (name: string, off: boolean, notes: string[], description = ''): string => {
+  const head = `  ${off ? '✗' : '✓'} ${name}${notes.length ? ` [${notes.join(', ')}]` : ''}`;
+  const first = description.split('\n')[0] ?? '';
+  return `${head}  ${truncate(first, Math.max(10, 92 - head.length))}`;
+};
+
+/** `/tools`: every tool, ✗ where this session switched it (or its server) off; `on|off NAME`. */
+const tools = async (ctx: SlashContext, args: string[]) => {
   const [verb, name] = args;
   if (verb === 'on' || verb === 'off') {
     if (!name) return usage(`/tools ${verb} NAME (a server, or a tool as server__tool)`);
@@ -71,17 +81,22 @@ const tools = async (ctx: SlashContext, args: string[], disabled: Set<string>) =
       name,
       enabled: verb === 'on',
     });
-    disabled.clear();
-    for (const item of result.disabled) disabled.add(item);
+    ctx.dispatch({ type: 'disabled', disabled: result.disabled });
     return ctx.dispatch({
       type: 'notice',
       level: 'info',
-      text: `${name} ${verb} for this session`,
+      text: `${name} ${verb} for this session (kept by /clear and /resume)`,
     });
   }
   if (verb) return usage('/tools [on|off NAME]');
-  const list = await ctx.client.request('mcp/tools', {});
-  const lines: string[] = [];
+  const disabled = new Set(ctx.getState().disabled);
+  const [list, { builtinTools }] = await Promise.all([
+    ctx.client.request('mcp/tools', {}),
+    import('../../workers/protocol/tools.ts'),
+  ]);
+  const lines = ['built-in'];
+  for (const tool of builtinTools())
+    lines.push(toolLine(tool.name, disabled.has(tool.name), [], tool.description));
   for (const server of [...new Set(list.map((t) => t.server))]) {
     lines.push(`${server}${disabled.has(server) ? ' (off)' : ''}`);
     for (const tool of list.filter((t) => t.server === server)) {
@@ -89,22 +104,51 @@ const tools = async (ctx: SlashContext, args: string[], disabled: Set<string>) =
       const notes = [
         tool.annotations?.readOnlyHint ? 'read-only' : '',
         tool.annotations?.destructiveHint ? 'destructive' : '',
-      ]
-        .filter(Boolean)
-        .join(', ');
-      const head = `  ${off ? '✗' : '✓'} ${tool.name}${notes ? ` [${notes}]` : ''}`;
-      const description = (tool.description ?? '').split('\n')[0] ?? '';
-      lines.push(`${head}  ${truncate(description, Math.max(10, 92 - head.length))}`);
+      ].filter(Boolean);
+      lines.push(toolLine(tool.name, off, notes, tool.description));
     }
   }
-  lines.push(
-    '',
-    'Switch one off for this session: /tools off NAME (a server or a tool); built-in tools too.',
-  );
+  const repo = await ctx.client.request('extensions/list', {}).catch(() => undefined);
+  if (repo?.tools.length) lines.push(`repo${disabled.has('repo') ? ' (off)' : ''}`);
+  for (const tool of repo?.tools ?? [])
+    lines.push(
+      toolLine(
+        tool.name,
+        disabled.has(tool.name) || disabled.has('repo'),
+        tool.readOnly ? ['read-only'] : [],
+        tool.description,
+      ),
+    );
+  lines.push('', 'Switch one off for this session: /tools off NAME (a server or a tool).');
+  ctx.dispatch({ type: 'output', title: 'Tools', text: lines.join('\n') });
+};
+
+/** `/agent [NAME]`: the profiles, or run this session's turns with NAME from now on. */
+const agent = async (ctx: SlashContext, args: string[]) => {
+  const [name] = args;
+  const { extensions, agent: current } = ctx.getState();
+  if (!name) {
+    const text = extensions.agents
+      .map((a) => {
+        const mark = a.name === current ? '›' : ' ';
+        return `${mark} ${a.name.padEnd(12)} ${a.mode.padEnd(8)} ${a.source.padEnd(7)} ${a.description}`;
+      })
+      .join('\n');
+    return ctx.dispatch({
+      type: 'output',
+      title: 'Agents',
+      text: `${text || '(none listed)'}\n\n/agent NAME switches; shift-tab cycles the primary ones`,
+    });
+  }
+  const result = await ctx.client.request('session/agent', {
+    sessionId: await ctx.sessionId(),
+    agent: name,
+  });
+  ctx.dispatch({ type: 'agent', agent: result.agent });
   ctx.dispatch({
-    type: 'output',
-    title: 'Tools',
-    text: list.length ? lines.join('\n') : 'no MCP tools (built-in tools are always there)',
+    type: 'notice',
+    level: 'info',
+    text: `agent: ${result.agent} from the next message on`,
   });
 };
 
@@ -216,30 +260,31 @@ const trace = async (ctx: SlashContext, args: string[]) => {
   });
 };
 
-const disabledBySession = new WeakMap<SlashContext['client'], Set<string>>();
-
 /** Runs one slash command; throws with a message for the transcript when it fails. */
 export const runSlash = async (name: string, args: string[], ctx: SlashContext): Promise<void> => {
   const busy = () => {
     if (ctx.isBusy())
       throw new Error(`/${name} waits until the running turn ends (Esc cancels it)`);
   };
-  let disabled = disabledBySession.get(ctx.client);
-  if (!disabled) disabledBySession.set(ctx.client, (disabled = new Set()));
   switch (name) {
     case 'help':
     case '?':
-      return ctx.dispatch({ type: 'output', title: 'Help', text: helpText() });
+      return ctx.dispatch({
+        type: 'output',
+        title: 'Help',
+        text: helpText(ctx.getState().extensions.commands),
+      });
     case 'mcp':
       return mcp(ctx, args);
     case 'tools':
-      return tools(ctx, args, disabled);
+      return tools(ctx, args);
+    case 'agent':
+      return agent(ctx, args);
     case 'model':
       return model(ctx, args);
     case 'clear':
       busy();
-      disabled.clear();
-      await ctx.open({}, 'new session');
+      await ctx.open({ disabled: ctx.getState().disabled }, 'new session');
       return;
     case 'sessions':
       return sessions(ctx);
@@ -250,11 +295,9 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
         const atTurn = Number(args[1]);
         if (!Number.isInteger(atTurn) || atTurn < 1)
           return usage('/resume ID [TURN]: TURN is a turn number');
-        disabled.clear();
         await ctx.open({ resume: args[0], atTurn }, `forked ${args[0]} at turn ${atTurn}`);
         return;
       }
-      disabled.clear();
       await ctx.open({ resume: args[0] }, `resumed ${args[0]}`);
       return;
     case 'context':

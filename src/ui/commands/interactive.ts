@@ -38,6 +38,7 @@ export const interactive = async (options: InteractiveOptions): Promise<void> =>
         ...(options.continue ? { continue: true } : {}),
       },
       ...(options.model ? { model: options.model } : {}),
+      ...(options.agent ? { agent: options.agent } : {}),
       ...(options.yes ? { yes: true } : {}),
     });
   } finally {

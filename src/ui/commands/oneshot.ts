@@ -45,6 +45,7 @@ export const oneShot = async (options: OneShotOptions): Promise<void> => {
       ...(options.resume ? { resume: options.resume } : {}),
       ...(options.atTurn !== undefined ? { atTurn: options.atTurn } : {}),
       ...(options.continue ? { continue: true } : {}),
+      ...(options.agent ? { agent: options.agent } : {}),
     });
     for (const message of opened.warnings) warn(message);
     const renderer = options.json ? createJsonRenderer(opened.sessionId) : createPlainRenderer();

@@ -152,9 +152,14 @@ export const showDaemonStatus = (
   );
   print(`root     ${status.root}`);
   print(`socket   ${status.socket ?? '(in-process)'}`);
+  const schedules = status.schedules ?? [];
   print(
-    `clients  ${status.clients} attached, ${status.runningTurns} turn(s) running; exits after ${status.idleMinutes} min idle`,
+    `clients  ${status.clients} attached, ${status.runningTurns} turn(s) running; ${schedules.length ? `stays up while ${schedules.length} task schedule(s) are active` : `exits after ${status.idleMinutes} min idle`}`,
   );
+  for (const s of schedules)
+    print(
+      `schedule ${s.task}: ${s.schedule}, next ${s.next ?? '-'}${s.missed ? `; ${s.missed} run(s) missed while no daemon ran (not run; niffler task history ${s.task})` : ''}`,
+    );
   print(
     `memory   ${formatBytes(status.memory.rssBytes)} RSS, ${formatBytes(status.memory.heapUsedBytes)} heap`,
   );

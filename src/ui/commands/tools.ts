@@ -1,7 +1,9 @@
 import { explainApproval, type ApprovalRequest } from '../../main/engine/approvals.ts';
 import { builtinTools } from '../../workers/protocol/tools.ts';
 import { loadForCommand, type GlobalOptions } from '../context.ts';
-import { formatTable, print, printJson } from '../render/output.ts';
+import { withEngine } from '../engine.ts';
+import { formatTable, print, printJson, warn } from '../render/output.ts';
+import { truncate } from '../render/format.ts';
 
 interface PolicyRow {
   tool: string;
@@ -48,3 +50,58 @@ export const toolsPolicy = (options: GlobalOptions & { names?: string[] }): void
     ),
   );
 };
+
+/** One tool as `niffler tools` lists it. */
+interface ToolRow {
+  name: string;
+  source: 'builtin' | 'mcp' | 'repo';
+  /** The MCP server, or the repository tool's file. */
+  from?: string;
+  readOnly: boolean;
+  description: string;
+}
+
+/** `niffler tools [--json]`: built-in, MCP and repository tools, and where each comes from. */
+export const toolsList = (options: GlobalOptions): Promise<void> =>
+  withEngine(options, async (client) => {
+    const [mcp, extensions] = await Promise.all([
+      client.request('mcp/tools', {}),
+      client.request('extensions/list', {}),
+    ]);
+    const rows: ToolRow[] = [
+      ...builtinTools().map((t) => ({
+        name: t.name,
+        source: 'builtin' as const,
+        readOnly: t.readOnly,
+        description: t.description,
+      })),
+      ...mcp.map((t) => ({
+        name: t.name,
+        source: 'mcp' as const,
+        from: t.server,
+        readOnly: t.annotations?.readOnlyHint === true,
+        description: t.description ?? t.title ?? '',
+      })),
+      ...extensions.tools.map((t) => ({
+        name: t.name,
+        source: 'repo' as const,
+        from: t.file,
+        readOnly: t.readOnly,
+        description: t.description,
+      })),
+    ];
+    if (options.json) return printJson(rows);
+    print(
+      formatTable(
+        ['NAME', 'SOURCE', 'FROM', 'READ-ONLY', 'DESCRIPTION'],
+        rows.map((r) => [
+          r.name,
+          r.source,
+          r.from ?? '',
+          r.readOnly ? 'yes' : 'no',
+          truncate(r.description.split('\n')[0] ?? '', 60),
+        ]),
+      ),
+    );
+    for (const problem of extensions.problems) warn(problem);
+  });

@@ -110,7 +110,7 @@ export const trust = async (options: TrustOptions): Promise<void> => {
     print(
       part.kind === 'server'
         ? `  server ${part.path[1]}: ${describeServer(part.value)}  (${place})`
-        : `  setting ${part.path.join('.')}: ${showPart(part)}  (${place})`,
+        : `  ${part.kind} ${part.path.join('.')}: ${showPart(part)}  (${place})`,
     );
   }
   if (prompts.length) print(`  prompt files given to the model: ${prompts.join(', ')}`);

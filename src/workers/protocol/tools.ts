@@ -263,3 +263,36 @@ export const builtinTools = (): readonly ToolDefinition[] =>
 /** True when `name` is a built-in tool. */
 export const isBuiltinTool = (name: string): name is BuiltinToolName =>
   Object.prototype.hasOwnProperty.call(TOOL_ARGS, name);
+
+/**
+ * The pool task that runs a command for niffler itself — a hook, a repository tool, a custom
+ * command's `` !`cmd` `` — never offered to the model: bash's sandbox, limits and minimal
+ * environment, the input on stdin, each stream kept up to `maxOutputBytes`.
+ */
+export const COMMAND_TASK = 'niffler:command';
+
+export interface CommandSpec {
+  command: string;
+  /** Written to its stdin (then closed); none: stdin is closed at once. */
+  input?: string;
+  timeoutSeconds: number;
+  /** Bytes of stdout and of stderr kept; a command that prints many times more is ended. */
+  maxOutputBytes: number;
+  /** Variables added to the minimal environment (`NIFFLER_PROJECT_DIR`, …). */
+  env?: Record<string, string>;
+}
+
+/** How a command ended, and what it printed (cut at `maxOutputBytes`). */
+export interface CommandOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  /** `timeout`, `canceled`, or `flood`: it printed far more than is kept and was ended. */
+  ended?: 'timeout' | 'canceled' | 'flood';
+  /** Output was cut at `maxOutputBytes`. */
+  cut: boolean;
+  sandboxed: boolean;
+  /** bash's note when it runs unsandboxed in `auto`. */
+  note?: string;
+}

@@ -36,6 +36,12 @@ export const findExecutable = (
   return null;
 };
 
+/**
+ * bash reads ~/.bashrc when its stdin is a socket (it takes that for sshd) — and Node's stdio
+ * pipes are socket pairs. These flags keep a user's shell setup out of niffler's commands.
+ */
+export const NO_RC = ['--norc', '--noprofile'];
+
 /** The `ulimit` commands for `limits`, or '' when none is set. */
 export const ulimitScript = (limits: ResourceLimits): string => {
   const set: string[] = [];
@@ -58,7 +64,14 @@ export const withLimits = (launch: Launch, limits: ResourceLimits): Launch => {
   const fail = `{ echo "niffler: could not set the resource limits (${script})" >&2; exit 126; }`;
   return {
     file: 'bash',
-    args: ['-c', `${script} || ${fail}; exec "$@"`, 'niffler-limits', launch.file, ...launch.args],
+    args: [
+      ...NO_RC,
+      '-c',
+      `${script} || ${fail}; exec "$@"`,
+      'niffler-limits',
+      launch.file,
+      ...launch.args,
+    ],
   };
 };
 

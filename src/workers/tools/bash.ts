@@ -7,7 +7,13 @@ import type { ToolResult } from '../protocol/tool-result.ts';
 import { safeEnvironment } from '../shared/environment.ts';
 import { killGroup, waitGroupGone } from '../shared/process-group.ts';
 import { endTagged, killTagged, runningPids } from '../shared/tagged-processes.ts';
-import { inSandbox, probeBwrap, withLimits, type Launch } from '../shared/sandbox-command.ts';
+import {
+  inSandbox,
+  NO_RC,
+  probeBwrap,
+  withLimits,
+  type Launch,
+} from '../shared/sandbox-command.ts';
 import { OutputSink } from './output-sink.ts';
 import type { ToolIo } from './registry.ts';
 import { done, fail } from './result.ts';
@@ -19,7 +25,7 @@ const tell = (io: ToolIo, message: ToolPortMessage) => io.port?.postMessage(mess
 /** bubblewrap as found in this thread, when the pool's owner did not say (tests call in-process). */
 let probed: Promise<BwrapProbe> | undefined;
 
-interface Plan {
+export interface Plan {
   launch: Launch;
   sandboxed: boolean;
   env: Record<string, string>;
@@ -28,10 +34,17 @@ interface Plan {
   note?: string;
 }
 
-/** How the command runs: in bwrap or not, under which limits and environment; or why it cannot. */
-const plan = async (command: string, context: ToolContext): Promise<Plan | ToolResult> => {
+/**
+ * How the command runs: in bwrap or not, under which limits and environment (`extraEnv` added
+ * to the minimal one); or why it cannot.
+ */
+export const plan = async (
+  command: string,
+  context: ToolContext,
+  extraEnv: Record<string, string> = {},
+): Promise<Plan | ToolResult> => {
   const { bash: settings, root } = context;
-  const base = withLimits({ file: 'bash', args: ['-c', command] }, settings.limits);
+  const base = withLimits({ file: 'bash', args: [...NO_RC, '-c', command] }, settings.limits);
   const probe =
     settings.sandbox === 'off' ? undefined : (settings.bwrap ?? (await (probed ??= probeBwrap())));
   if (settings.sandbox === 'bwrap' && !probe?.ok)
@@ -53,6 +66,7 @@ const plan = async (command: string, context: ToolContext): Promise<Plan | ToolR
       GIT_TERMINAL_PROMPT: '0',
       ...(sandboxed ? { TMPDIR: '/tmp' } : {}),
       ...(tag ? { NIFFLER_CALL: tag.slice('NIFFLER_CALL='.length) } : {}),
+      ...extraEnv,
     },
     process.env,
     settings.passEnv,
@@ -67,7 +81,7 @@ const plan = async (command: string, context: ToolContext): Promise<Plan | ToolR
  * The signal a sandboxed command died of: bwrap reports it as exit status 128 + n, as a shell
  * does (so a command that itself exits 137 reads as SIGKILL too).
  */
-const signalOf = (result: Result, sandboxed: boolean): string | undefined => {
+export const signalOf = (result: Result, sandboxed: boolean): string | undefined => {
   if (result.signal) return result.signal;
   const code = result.exitCode ?? 0;
   if (!sandboxed || code <= 128) return undefined;
@@ -94,7 +108,8 @@ export const bash = async (
   const planned = await plan(args.command, context);
   if ('ok' in planned) return planned;
   const sink = await OutputSink.open(context, 'bash');
-  const { result, ended, pid } = await runGroup(planned, context.root, seconds, io, sink);
+  const all = (chunk: Buffer | string) => sink.write(chunk);
+  const { result, ended, pid } = await runGroup(planned, context.root, seconds, io, { all });
   const { output, savedTo } = await sink.close();
   if (pid === undefined)
     return fail('exec-failed', `could not start bash in ${context.root}: ${result.shortMessage}`);
@@ -120,13 +135,21 @@ export const bash = async (
   return done(text, { ...(savedTo ? { savedTo } : {}), data });
 };
 
+/** Where a command's output goes (both streams together, or each), and what it reads on stdin. */
+export interface GroupOutput {
+  all?: (chunk: Buffer | string) => void;
+  stdout?: (chunk: Buffer | string) => void;
+  stderr?: (chunk: Buffer | string) => void;
+  input?: string;
+}
+
 /** Runs the planned command as a process group, ending the group on timeout or cancel. */
-const runGroup = async (
+export const runGroup = async (
   planned: Plan,
   cwd: string,
   seconds: number,
   io: ToolIo,
-  sink: OutputSink,
+  output: GroupOutput,
 ) => {
   const { tag } = planned;
   const before = tag ? runningPids() : undefined;
@@ -134,10 +157,10 @@ const runGroup = async (
     cwd,
     detached: true,
     cleanup: false,
-    all: true,
+    all: output.all !== undefined,
     buffer: false,
     reject: false,
-    stdin: 'ignore',
+    ...(output.input !== undefined ? { input: output.input } : { stdin: 'ignore' as const }),
     forceKillAfterDelay: false,
     env: planned.env,
     extendEnv: false,
@@ -163,7 +186,9 @@ const runGroup = async (
       killGroup(pid, 'SIGKILL');
       if (tag) killTagged(tag, before);
     });
-  child.all?.on('data', (chunk: Buffer | string) => sink.write(chunk));
+  if (output.all) child.all?.on('data', output.all);
+  if (output.stdout) child.stdout?.on('data', output.stdout);
+  if (output.stderr) child.stderr?.on('data', output.stderr);
   const result = await child;
   clearTimeout(timer);
   clearTimeout(force);

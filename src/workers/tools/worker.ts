@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import {
+  COMMAND_TASK,
   isBuiltinTool,
   TOOL_ARGS,
   type BuiltinToolName,
+  type CommandSpec,
   type ToolControlMessage,
   type ToolTask,
 } from '../protocol/tools.ts';
@@ -37,9 +39,13 @@ export default async function runToolTask(
     if (message.type === 'cancel') controller.abort();
   });
   try {
+    const io = { signal: controller.signal, ...(task.port ? { port: task.port } : {}) };
+    if (task.tool === COMMAND_TASK)
+      return await (
+        await import('./command.ts')
+      ).runCommand(task.args as CommandSpec, task.context, io);
     if (!isBuiltinTool(task.tool))
       return fail('invalid-args', `${task.tool} is not a built-in tool`);
-    const io = { signal: controller.signal, ...(task.port ? { port: task.port } : {}) };
     return await run(task.tool, task, io);
   } catch (error) {
     return fail('internal', `${task.tool} failed unexpectedly: ${messageOf(error)}`);

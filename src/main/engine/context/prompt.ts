@@ -38,6 +38,10 @@ export interface PromptOptions {
   git: boolean;
   /** `instructions` of connected servers the user trusts (their own, or a trusted repository's). */
   instructions?: readonly { server: string; text: string }[];
+  /** The agent profile of the turn: its prompt follows niffler's own. */
+  agent?: { name: string; prompt: string };
+  /** What SessionStart hooks gave the model. */
+  hookContext?: readonly string[];
   now?: Date;
   signal?: AbortSignal;
 }
@@ -95,9 +99,12 @@ export const buildSystemPrompt = async (options: PromptOptions): Promise<SystemP
   const sections = instructions.files.map((f) => `## ${f.title}\n\n${f.text}`);
   const servers = instructionsSection(options.instructions ?? []);
   if (servers) sections.push(servers);
+  if (options.hookContext?.length)
+    sections.push(`## Session context (from hooks)\n\n${options.hookContext.join('\n\n')}`);
   const git = options.git ? await gitContext(options.root, options.signal) : undefined;
   const base = baseInstructions(options.root, options.hasTools, options.now ?? new Date());
-  const text = [base, ...sections, ...(git ? [`## Git\n\n${git}`] : [])].join('\n\n');
+  const agent = options.agent ? [`## Agent: ${options.agent.name}\n\n${options.agent.prompt}`] : [];
+  const text = [base, ...agent, ...sections, ...(git ? [`## Git\n\n${git}`] : [])].join('\n\n');
   return {
     text,
     untrusted: instructions.untrusted,

@@ -13,12 +13,25 @@ export interface StatusBarProps {
   context?: { used: number; window: number } | undefined;
   /** A one-line hint on the right (e.g. "ctrl-c again to exit"). */
   hint?: string;
+  /** The session's agent profile (shown unless it is `build`). */
+  agent?: string;
+  /** Servers and tools switched off for this session. */
+  disabled?: string[];
 }
 
 const FAILED = new Set(['failed', 'degraded']);
 
 /** Workspace, model, MCP servers ready/total (failures named in red), tokens and cost. */
-export const StatusBar = ({ workspace, model, servers, totals, context, hint }: StatusBarProps) => {
+export const StatusBar = ({
+  workspace,
+  model,
+  servers,
+  totals,
+  context,
+  hint,
+  agent,
+  disabled = [],
+}: StatusBarProps) => {
   const counted = servers.filter((s) => s.state !== 'disabled');
   const ready = counted.filter((s) => s.state === 'ready').length;
   const failed = counted.filter((s) => FAILED.has(s.state)).map((s) => s.name);
@@ -30,6 +43,10 @@ export const StatusBar = ({ workspace, model, servers, totals, context, hint }: 
         <Text bold>{path.basename(workspace)}</Text>
         <Text dimColor>{' | '}</Text>
         <Text color="cyan">{model}</Text>
+        {agent && agent !== 'build' ? <Text color="magenta">{` (${agent})`}</Text> : null}
+        {disabled.length ? (
+          <Text color="yellow">{` | ${disabled.length} off: ${disabled.join(', ')}`}</Text>
+        ) : null}
         {counted.length ? (
           <>
             <Text dimColor>{' | '}</Text>

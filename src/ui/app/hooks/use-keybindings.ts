@@ -1,7 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { useInput } from 'ink';
+import { useInput, type Key } from 'ink';
 import { completeSlash } from '../commands.ts';
 import type { Controller } from '../controller.ts';
+import type { CommandInfo } from '../../../main/protocol.ts';
 import * as ed from '../editor.ts';
 import { completePath } from '../files.ts';
 import {
@@ -23,9 +24,13 @@ export const suggestionsFor = (
   root: string,
   offers: McpOffers = NO_OFFERS,
   remote: string[] = [],
+  custom: readonly CommandInfo[] = [],
 ): string[] => {
   if (editor.text.startsWith('/') && !/\s/.test(editor.text)) {
-    const found = [...completeSlash(editor.text), ...completePromptCommand(editor.text, offers)];
+    const found = [
+      ...completeSlash(editor.text, custom),
+      ...completePromptCommand(editor.text, offers),
+    ];
     return found.length === 1 && found[0] === editor.text ? [] : found;
   }
   const { token } = ed.currentToken(editor);
@@ -87,27 +92,33 @@ const useArgumentCompletion = (actions: Controller, editor: ed.EditorState, offe
   return remote.text === text ? remote.values : [];
 };
 
-/** Keys of the input box: editing, history, completion, Enter to send. */
-export const useComposerKeys = (
+/** What a key that only edits does to the editor (moves, deletions, Ctrl chords); else undefined. */
+const edited = (editor: ed.EditorState, input: string, key: Key): ed.EditorState | undefined => {
+  if (key.leftArrow) return ed.moveBy(editor, -1);
+  if (key.rightArrow) return ed.moveBy(editor, 1);
+  if (key.home) return ed.home(editor);
+  if (key.end) return ed.end(editor);
+  if (key.backspace) return ed.backspace(editor);
+  if (key.delete) return ed.deleteForward(editor);
+  if (!key.ctrl) return undefined;
+  if (input === 'a') return ed.home(editor);
+  if (input === 'e') return ed.end(editor);
+  if (input === 'u') return ed.killToStart(editor);
+  if (input === 'w') return ed.killWord(editor);
+  if (input === 'j') return ed.insert(editor, '\n');
+  if (input === 'c') return ed.emptyEditor;
+  if (input === 'd' && editor.text) return ed.deleteForward(editor);
+  return editor; // another Ctrl chord: nothing
+};
+
+/** Up and Down through the input history, keeping what was being typed as the last entry. */
+const useHistoryRecall = (
   actions: Controller,
-  root: string,
-  isActive: boolean,
-  offers: McpOffers = NO_OFFERS,
+  editor: ed.EditorState,
+  setEditor: (editor: ed.EditorState) => void,
 ) => {
-  const [editor, setEditor] = useState(ed.emptyEditor);
   const [historyIndex, setHistoryIndex] = useState<number | null>(null);
   const draft = useRef('');
-  const remote = useArgumentCompletion(actions, editor, offers);
-  const suggestions = useMemo(
-    () => suggestionsFor(editor, root, offers, remote),
-    [editor, root, offers, remote],
-  );
-
-  const send = (text: string) => {
-    setEditor(ed.emptyEditor);
-    setHistoryIndex(null);
-    void actions.submit(text);
-  };
   const recall = (direction: -1 | 1) => {
     const history = actions.history;
     if (direction < 0) {
@@ -122,6 +133,30 @@ export const useComposerKeys = (
       setEditor(ed.editorOf(index >= history.length ? draft.current : (history[index] ?? '')));
     }
   };
+  return { recall, reset: () => setHistoryIndex(null) };
+};
+
+/** Keys of the input box: editing, history, completion, Enter to send. */
+export const useComposerKeys = (
+  actions: Controller,
+  root: string,
+  isActive: boolean,
+  offers: McpOffers = NO_OFFERS,
+  custom: readonly CommandInfo[] = [],
+) => {
+  const [editor, setEditor] = useState(ed.emptyEditor);
+  const history = useHistoryRecall(actions, editor, setEditor);
+  const remote = useArgumentCompletion(actions, editor, offers);
+  const suggestions = useMemo(
+    () => suggestionsFor(editor, root, offers, remote, custom),
+    [editor, root, offers, remote, custom],
+  );
+
+  const send = (text: string) => {
+    setEditor(ed.emptyEditor);
+    history.reset();
+    void actions.submit(text);
+  };
 
   useInput(
     (input, key) => {
@@ -133,6 +168,7 @@ export const useComposerKeys = (
         if (editor.text.trim()) send(editor.text);
         return;
       }
+      if (key.tab && key.shift) return void actions.cycleAgent();
       if (key.tab && suggestions[0]) {
         const choice = suggestions[0];
         return setEditor(
@@ -142,32 +178,17 @@ export const useComposerKeys = (
         );
       }
       if (key.upArrow)
-        return ed.isOnFirstLine(editor) ? recall(-1) : setEditor(ed.moveLine(editor, -1));
+        return ed.isOnFirstLine(editor) ? history.recall(-1) : setEditor(ed.moveLine(editor, -1));
       if (key.downArrow)
-        return ed.isOnLastLine(editor) ? recall(1) : setEditor(ed.moveLine(editor, 1));
-      if (key.leftArrow) return setEditor(ed.moveBy(editor, -1));
-      if (key.rightArrow) return setEditor(ed.moveBy(editor, 1));
-      if (key.home) return setEditor(ed.home(editor));
-      if (key.end) return setEditor(ed.end(editor));
-      if (key.backspace) return setEditor(ed.backspace(editor));
-      if (key.delete) return setEditor(ed.deleteForward(editor));
-      if (key.ctrl) {
-        if (input === 'a') setEditor(ed.home(editor));
-        else if (input === 'e') setEditor(ed.end(editor));
-        else if (input === 'u') setEditor(ed.killToStart(editor));
-        else if (input === 'w') setEditor(ed.killWord(editor));
-        else if (input === 'j') setEditor(ed.insert(editor, '\n'));
-        else if (input === 'c') setEditor(ed.emptyEditor);
-        else if (input === 'd' && editor.text) setEditor(ed.deleteForward(editor));
-        return;
-      }
-      if (key.escape || key.meta) return;
-      if (!input) return;
+        return ed.isOnLastLine(editor) ? history.recall(1) : setEditor(ed.moveLine(editor, 1));
+      const next = edited(editor, input, key);
+      if (next) return setEditor(next);
+      if (key.escape || key.meta || !input) return;
       // Typed ahead, then Enter, in one chunk (a slow terminal, tmux send-keys): text, then send.
       const lone = input.endsWith('\r') && input.indexOf('\r') === input.length - 1;
-      const next = ed.insert(editor, (lone ? input.slice(0, -1) : input).replace(/\r\n?/g, '\n'));
-      if (lone && next.text.trim()) send(next.text);
-      else setEditor(next);
+      const typed = ed.insert(editor, (lone ? input.slice(0, -1) : input).replace(/\r\n?/g, '\n'));
+      if (lone && typed.text.trim()) send(typed.text);
+      else setEditor(typed);
     },
     { isActive },
   );

@@ -20,6 +20,9 @@ export const initialState = (workspace: string, model: string): UiState => ({
   expanded: false,
   nextId: 1,
   context: null,
+  agent: 'build',
+  disabled: [],
+  extensions: { agents: [], commands: [] },
 });
 
 /** A turn or a `!shell` command runs: new entries go to the live area, and the clock ticks. */
@@ -104,18 +107,16 @@ const finishTurn = (state: UiState, summary: TurnSummary): UiState => {
   }
 };
 
-const onEvent = (state: UiState, event: SessionEvent, now: number): UiState => {
+/** A tool call's card: made when the call comes, then denied, progressing or with its result. */
+const onToolEvent = (
+  state: UiState,
+  event: Extract<
+    SessionEvent,
+    { type: 'tool-call' | 'tool-denied' | 'tool-progress' | 'tool-result' }
+  >,
+  now: number,
+): UiState => {
   switch (event.type) {
-    case 'turn-start':
-      return {
-        ...state,
-        model: event.model,
-        turn: state.turn ? { ...state.turn, started: true, waitingFor: [] } : state.turn,
-      };
-    case 'text':
-      return appendText(state, 'text', event.text);
-    case 'reasoning':
-      return appendText(state, 'reasoning', event.text);
     case 'tool-call':
       return add(state, {
         kind: 'tool',
@@ -151,6 +152,26 @@ const onEvent = (state: UiState, event: SessionEvent, now: number): UiState => {
         summary: card.status === 'denied' ? card.summary : summarizeResult(event.result),
         detail: resultDetail(event.result),
       }));
+  }
+};
+
+const onEvent = (state: UiState, event: SessionEvent, now: number): UiState => {
+  switch (event.type) {
+    case 'turn-start':
+      return {
+        ...state,
+        model: event.model,
+        turn: state.turn ? { ...state.turn, started: true, waitingFor: [] } : state.turn,
+      };
+    case 'text':
+      return appendText(state, 'text', event.text);
+    case 'reasoning':
+      return appendText(state, 'reasoning', event.text);
+    case 'tool-call':
+    case 'tool-denied':
+    case 'tool-progress':
+    case 'tool-result':
+      return onToolEvent(state, event, now);
     case 'retry':
       return add(state, {
         kind: 'notice',
@@ -168,71 +189,98 @@ const onEvent = (state: UiState, event: SessionEvent, now: number): UiState => {
   }
 };
 
+/** A session opened: its history committed, its model, agent, toggles and totals shown. */
+const sessionOpened = (
+  state: UiState,
+  action: Extract<Action, { type: 'session-opened' }>,
+): UiState => {
+  const history = action.history.map((e, i) => ({ ...e, id: `e${state.nextId + i}` }));
+  const next = {
+    ...state,
+    sessionId: action.sessionId,
+    model: action.model,
+    ...(action.agent ? { agent: action.agent } : {}),
+    disabled: action.disabled ?? [],
+    totals: {
+      inputTokens: action.spent.usage.inputTokens,
+      outputTokens: action.spent.usage.outputTokens,
+      costUsd: action.spent.costUsd,
+      turns: action.spent.turns,
+    },
+    committed: [...state.committed, ...history],
+    nextId: state.nextId + history.length,
+  };
+  return action.note ? add(next, { kind: 'divider', text: action.note }) : next;
+};
+
+/** The user's message sent: a turn starts, waiting for the servers still starting. */
+const submitted = (state: UiState, action: Extract<Action, { type: 'submit' }>): UiState => {
+  const waitingFor = state.servers.filter((s) => s.state === 'starting').map((s) => s.name);
+  const withTurn = {
+    ...state,
+    exitArmed: false,
+    turn: { startedAt: action.now, started: false, waitingFor },
+  };
+  return add(withTurn, { kind: 'user', text: action.text, attachments: action.attachments });
+};
+
+/** A turn ended (or failed to): cards still running are cancelled, what was live is committed. */
+const turnFinished = (
+  state: UiState,
+  action: Extract<Action, { type: 'turn-finished' }>,
+): UiState => {
+  const next = action.error
+    ? add(state, { kind: 'notice', level: 'error', text: action.error })
+    : state;
+  return settle({
+    ...next,
+    turn: null,
+    live: next.live.map((e) =>
+      e.kind === 'tool' && e.status === 'running'
+        ? { ...e, status: 'error' as const, summary: 'cancelled' }
+        : e,
+    ),
+  });
+};
+
+/** A server's new state; a turn not started yet stops waiting for a server no longer starting. */
+const serverStatus = (
+  state: UiState,
+  action: Extract<Action, { type: 'server-status' }>,
+): UiState => {
+  const known = state.servers.some((s) => s.name === action.status.name);
+  const servers = known
+    ? state.servers.map((s) => (s.name === action.status.name ? action.status : s))
+    : [...state.servers, action.status];
+  const turn =
+    state.turn && !state.turn.started
+      ? {
+          ...state.turn,
+          waitingFor: state.turn.waitingFor.filter(
+            (name) => servers.find((s) => s.name === name)?.state === 'starting',
+          ),
+        }
+      : state.turn;
+  return { ...state, servers, turn };
+};
+
 /** Pure: UI state and one action (a daemon event, a user action) → the next UI state. */
 export const reducer = (state: UiState, action: Action): UiState => {
   switch (action.type) {
-    case 'session-opened': {
-      const history = action.history.map((e, i) => ({ ...e, id: `e${state.nextId + i}` }));
-      const next = {
-        ...state,
-        sessionId: action.sessionId,
-        model: action.model,
-        totals: {
-          inputTokens: action.spent.usage.inputTokens,
-          outputTokens: action.spent.usage.outputTokens,
-          costUsd: action.spent.costUsd,
-          turns: action.spent.turns,
-        },
-        committed: [...state.committed, ...history],
-        nextId: state.nextId + history.length,
-      };
-      return action.note ? add(next, { kind: 'divider', text: action.note }) : next;
-    }
+    case 'session-opened':
+      return sessionOpened(state, action);
     case 'session-event':
       return onEvent(state, action.event, action.now);
-    case 'submit': {
-      const waitingFor = state.servers.filter((s) => s.state === 'starting').map((s) => s.name);
-      const withTurn = {
-        ...state,
-        exitArmed: false,
-        turn: { startedAt: action.now, started: false, waitingFor },
-      };
-      return add(withTurn, { kind: 'user', text: action.text, attachments: action.attachments });
-    }
-    case 'turn-finished': {
-      const next = action.error
-        ? add(state, { kind: 'notice', level: 'error', text: action.error })
-        : state;
-      return settle({
-        ...next,
-        turn: null,
-        live: next.live.map((e) =>
-          e.kind === 'tool' && e.status === 'running'
-            ? { ...e, status: 'error' as const, summary: 'cancelled' }
-            : e,
-        ),
-      });
-    }
+    case 'submit':
+      return submitted(state, action);
+    case 'turn-finished':
+      return turnFinished(state, action);
     case 'servers':
       return { ...state, servers: action.servers };
     case 'mcp-offers':
       return { ...state, offers: action.offers };
-    case 'server-status': {
-      const known = state.servers.some((s) => s.name === action.status.name);
-      const servers = known
-        ? state.servers.map((s) => (s.name === action.status.name ? action.status : s))
-        : [...state.servers, action.status];
-      const turn =
-        state.turn && !state.turn.started
-          ? {
-              ...state.turn,
-              waitingFor: state.turn.waitingFor.filter(
-                (name) => servers.find((s) => s.name === name)?.state === 'starting',
-              ),
-            }
-          : state.turn;
-      return { ...state, servers, turn };
-    }
+    case 'server-status':
+      return serverStatus(state, action);
     case 'notice':
       return add(state, { kind: 'notice', level: action.level, text: action.text });
     case 'output':
@@ -271,5 +319,11 @@ export const reducer = (state: UiState, action: Action): UiState => {
       return { ...state, expanded: !state.expanded };
     case 'model':
       return { ...state, model: action.model };
+    case 'agent':
+      return { ...state, agent: action.agent };
+    case 'disabled':
+      return { ...state, disabled: action.disabled };
+    case 'extensions':
+      return { ...state, extensions: { agents: action.agents, commands: action.commands } };
   }
 };

@@ -1,5 +1,7 @@
 import type {
+  AgentInfo,
   ApprovalAnswer,
+  CommandInfo,
   ApprovalAsk,
   McpServerStatus,
   SessionEvent,
@@ -99,6 +101,11 @@ export interface UiState {
   nextId: number;
   /** What the last request weighed against the model's window (status bar, /context). */
   context: { use: ContextUse; window: number } | null;
+  /** The session's agent profile, and the servers and tools it switched off. */
+  agent: string;
+  disabled: string[];
+  /** Agent profiles and custom commands (`/agent`, `/help`, completion). */
+  extensions: { agents: AgentInfo[]; commands: CommandInfo[] };
 }
 
 /** An entry before the reducer gives it an id. */
@@ -112,6 +119,8 @@ export type Action =
       history: NewEntry[];
       /** The session's totals so far: the status bar and /cost count from there. */
       spent: SessionSpent;
+      agent?: string;
+      disabled?: string[];
       note?: string;
     }
   | { type: 'session-event'; event: SessionEvent; now: number }
@@ -128,4 +137,7 @@ export type Action =
   | { type: 'dialog-close'; id: string }
   | { type: 'exit-armed'; armed: boolean }
   | { type: 'toggle-expanded' }
-  | { type: 'model'; model: string };
+  | { type: 'model'; model: string }
+  | { type: 'agent'; agent: string }
+  | { type: 'disabled'; disabled: string[] }
+  | { type: 'extensions'; agents: AgentInfo[]; commands: CommandInfo[] };

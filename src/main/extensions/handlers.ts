@@ -1,0 +1,79 @@
+import type { RequestContext } from '../daemon/connection.ts';
+import type { AgentInfo, ExtensionsList, ParamsOf, ResultOf } from '../protocol.ts';
+import type { Engine } from '../engine/engine.ts';
+import type { Session } from '../engine/session.ts';
+import { NifflerError } from '../errors.ts';
+import type { AgentProfile } from './agents.ts';
+import { usableExtensions, type Extensions } from './load.ts';
+
+type ExtensionMethod =
+  'session/agent' | 'extensions/list' | 'task/list' | 'task/run' | 'task/history';
+
+/** An agent profile as listings show it. */
+export const agentInfo = (a: AgentProfile): AgentInfo => ({
+  name: a.name,
+  description: a.description,
+  mode: a.mode,
+  source: a.source,
+  ...(a.file ? { file: a.file } : {}),
+  ...(a.model ? { model: a.model } : {}),
+  ...(a.tools ? { tools: a.tools } : {}),
+  policy: a.policy,
+  ...(a.maxSteps ? { maxSteps: a.maxSteps } : {}),
+  notes: a.notes,
+});
+
+/** What `extensions/list` answers for the extensions that may be used. */
+export const listExtensions = (extensions: Extensions, ignored?: string): ExtensionsList => ({
+  agents: extensions.agents.map(agentInfo),
+  commands: extensions.commands.map((c) => ({
+    name: c.name,
+    description: c.description,
+    ...(c.argumentHint ? { argumentHint: c.argumentHint } : {}),
+    source: c.source,
+    file: c.file,
+  })),
+  tools: extensions.tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    file: t.file,
+    readOnly: t.annotations.readOnlyHint === true,
+  })),
+  problems: [...extensions.problems, ...(ignored ? [ignored] : [])],
+});
+
+/** The engine's requests about agents, commands, repository tools and tasks. */
+export const extensionHandlers = (
+  engine: Engine,
+  session: (id: string) => Session,
+): {
+  [M in ExtensionMethod]: (params: ParamsOf<M>, context: RequestContext) => Promise<ResultOf<M>>;
+} => {
+  const usable = () => {
+    const loaded = engine.loaded;
+    if (!loaded) throw new NifflerError('config-invalid', engine.configError ?? 'no config');
+    return usableExtensions(loaded);
+  };
+  return {
+    'session/agent': async ({ sessionId, agent }) => {
+      const { extensions } = usable();
+      if (!extensions.agents.some((a) => a.name === agent))
+        throw new NifflerError(
+          'usage',
+          `no agent named "${agent}"; there are: ${extensions.agents.map((a) => a.name).join(', ')}`,
+        );
+      const target = session(sessionId);
+      target.setAgent(agent);
+      await target.saved();
+      return { agent };
+    },
+    'extensions/list': async () => {
+      const { extensions, ignored } = usable();
+      return listExtensions(extensions, ignored);
+    },
+    'task/list': async () => engine.tasks.list(),
+    'task/run': async ({ name, inputs }, { signal }) =>
+      engine.tasks.run(name, inputs ?? {}, 'manual', signal),
+    'task/history': async ({ name }) => engine.tasks.history(name),
+  };
+};

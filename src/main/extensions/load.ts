@@ -1,0 +1,191 @@
+import path from 'node:path';
+import { nifflerPaths, type Env } from '../paths.ts';
+import type { Part } from '../trust/contribution.ts';
+import type { LoadedConfig } from '../config/load.ts';
+import { BUILTIN_AGENTS, parseAgent, type AgentProfile, type ExtensionSource } from './agents.ts';
+import { parseCommand, type CustomCommand } from './commands.ts';
+import { readExtensionDir, type DirOptions, type ExtensionFile } from './files.ts';
+import type { Parsed } from './parse.ts';
+import { parseRepoTool, type RepoTool } from './repo-tools.ts';
+import { parseTask, type TaskDefinition } from './tasks.ts';
+
+/** What a repository item needs trust for: its part of the trust digest. */
+export interface TrustNeed {
+  /** `repo:agents.reviewer`, `claude:commands.deploy`. */
+  key: string;
+  path: string[];
+  file: string;
+  /** What the digest covers (frontmatter, a whole tool file). */
+  value: unknown;
+}
+
+/** An extension as loaded, with the trust it needs when the repository contributes it. */
+export type Loaded<T> = T & { trust?: TrustNeed };
+
+/** Every agent, command, repository tool and task found, and the files that were skipped. */
+export interface Extensions {
+  agents: Loaded<AgentProfile>[];
+  commands: Loaded<CustomCommand>[];
+  tools: Loaded<RepoTool>[];
+  tasks: Loaded<TaskDefinition>[];
+  /** `file:line: what is wrong` for each file skipped. */
+  problems: string[];
+}
+
+/** The directories extensions are read from, lowest precedence first within each kind. */
+export const extensionDirs = (root: string, env: Env) => {
+  const paths = nifflerPaths(root, env);
+  const repo = paths.repoConfigDir;
+  const claude = path.join(root, '.claude');
+  return {
+    agents: [
+      { dir: path.join(paths.home, 'agents'), source: 'user' as const },
+      { dir: path.join(claude, 'agents'), source: 'repo' as const, prefix: 'claude' },
+      { dir: path.join(repo, 'agents'), source: 'repo' as const, prefix: 'repo' },
+    ],
+    commands: [
+      { dir: path.join(paths.home, 'commands'), source: 'user' as const },
+      { dir: path.join(claude, 'commands'), source: 'repo' as const, prefix: 'claude' },
+      { dir: path.join(repo, 'commands'), source: 'repo' as const, prefix: 'repo' },
+    ],
+    tools: [{ dir: path.join(repo, 'tools'), source: 'repo' as const, prefix: 'repo' }],
+    tasks: [
+      { dir: path.join(paths.home, 'tasks'), source: 'user' as const },
+      { dir: path.join(repo, 'tasks'), source: 'repo' as const, prefix: 'repo' },
+    ],
+  };
+};
+
+type Dir = { dir: string; source: ExtensionSource; prefix?: string };
+
+/** What one parser makes of a file: the item, and what its trust part covers. */
+type Parser<T> = (file: ExtensionFile, dir: Dir) => Parsed<{ item: T; trustValue?: unknown }>;
+
+/**
+ * Reads one kind from its directories; a later directory's item replaces an earlier one of the
+ * same name (repository over user). Repository items that `needsTrust` get their trust part.
+ */
+const readKind = <T extends { name: string }>(
+  dirs: Dir[],
+  kind: string,
+  options: Omit<DirOptions, 'confine'>,
+  root: string,
+  parse: Parser<T>,
+  problems: string[],
+): Loaded<T>[] => {
+  const byName = new Map<string, Loaded<T>>();
+  for (const dir of dirs) {
+    // A repository's files stay inside it and out of $NIFFLER_HOME; yours inside their directory.
+    const repo = dir.source === 'repo';
+    const read = readExtensionDir(dir.dir, {
+      ...options,
+      confine: repo ? root : dir.dir,
+      ...(repo ? {} : { excluded: [] }),
+    });
+    problems.push(...read.problems);
+    for (const file of read.files) {
+      const parsed = parse(file, dir);
+      if (!parsed.ok) {
+        problems.push(parsed.problem);
+        continue;
+      }
+      const { item, trustValue } = parsed.value;
+      const trust =
+        dir.prefix && trustValue !== undefined
+          ? {
+              key: `${dir.prefix}:${kind}.${item.name}`,
+              path: [kind, item.name],
+              file: file.file,
+              value: trustValue,
+            }
+          : undefined;
+      byName.set(item.name, { ...item, ...(trust ? { trust } : {}) });
+    }
+  }
+  return [...byName.values()];
+};
+
+/**
+ * Reads every extension of the workspace `root` and of `$NIFFLER_HOME`, trusted or not (see
+ * `usableExtensions`). Never throws: a file that cannot be used is skipped with its problem.
+ */
+export const readExtensions = (root: string, env: Env): Extensions => {
+  const dirs = extensionDirs(root, env);
+  const excluded = [nifflerPaths(root, env).home];
+  const problems: string[] = [];
+  const md = { endings: ['.md'], env, excluded };
+  const yaml = { endings: ['.yaml', '.yml'], env, excluded };
+  const agents = readKind<AgentProfile>(
+    dirs.agents,
+    'agents',
+    md,
+    root,
+    (file, dir) => {
+      const parsed = parseAgent(file, dir.source, dir.prefix === 'claude' ? 'subagent' : 'all');
+      if (!parsed.ok) return parsed;
+      const { frontmatter, ...item } = parsed.value;
+      return { ok: true, value: { item, trustValue: frontmatter } };
+    },
+    problems,
+  );
+  const commands = readKind(
+    dirs.commands,
+    'commands',
+    { ...md, recursive: true },
+    root,
+    parseCommand,
+    problems,
+  );
+  const tools = readKind(dirs.tools, 'tools', yaml, root, parseRepoTool, problems);
+  const tasks = readKind(dirs.tasks, 'tasks', yaml, root, parseTask, problems);
+  const builtins = BUILTIN_AGENTS.filter((b) => !agents.some((a) => a.name === b.name));
+  return { agents: [...builtins, ...agents], commands, tools, tasks, problems };
+};
+
+/** The trust parts of what the repository contributes (see `repositoryContribution`). */
+export const extensionParts = (extensions: Extensions): Part[] =>
+  [...extensions.agents, ...extensions.commands, ...extensions.tools, ...extensions.tasks].flatMap(
+    (item: Loaded<{ name: string }>) =>
+      item.trust
+        ? [
+            {
+              key: item.trust.key,
+              path: item.trust.path,
+              file: item.trust.file,
+              line: 1,
+              value: item.trust.value,
+              kind: 'extension' as const,
+            },
+          ]
+        : [],
+  );
+
+/**
+ * What may be used: everything when the repository is trusted; else what needs no trust, and one
+ * line naming what was left out — its agents, commands that run shell, tools, tasks and hooks
+ * (undefined when nothing was).
+ */
+export const usableExtensions = (
+  loaded: Pick<LoadedConfig, 'extensions' | 'trust'>,
+): { extensions: Extensions; ignored?: string } => {
+  const { extensions, trust } = loaded;
+  if (trust.level === 'trusted') return { extensions };
+  const keep = <T>(items: Loaded<T>[]) => items.filter((item) => !item.trust);
+  const left = trust.contribution.parts
+    .filter((p) => p.kind === 'extension' || p.path[0] === 'hooks')
+    .map((p) => p.path.join('.'));
+  return {
+    extensions: {
+      agents: keep(extensions.agents),
+      commands: keep(extensions.commands),
+      tools: keep(extensions.tools),
+      tasks: keep(extensions.tasks),
+      problems: extensions.problems,
+    },
+    ...(left.length
+      ? {
+          ignored: `this repository is not trusted: its ${left.join(', ')} are ignored (review with niffler trust --diff, then niffler trust)`,
+        }
+      : {}),
+  };
+};

@@ -1,0 +1,164 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startInProcess } from '../../../src/main/daemon/in-process.ts';
+import { readTranscript } from '../../../src/main/engine/transcript.ts';
+import { nifflerPaths } from '../../../src/main/paths.ts';
+import { testEnv } from '../../fixtures/env.ts';
+import { reply } from '../../fixtures/fake-llm/reply.ts';
+import type { RecordedRequest } from '../../fixtures/fake-llm/server.ts';
+import { serverBin } from '../../fixtures/mcp/servers.ts';
+import { startHarness, toolMessages } from './harness.ts';
+import { trustRepo } from './trust-helper.ts';
+
+const toolNames = (request: RecordedRequest): string[] =>
+  ((request.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+
+const firstUser = (request: RecordedRequest): string =>
+  String(request.body.messages.find((m: { role: string }) => m.role === 'user')?.content ?? '');
+
+const memoryServer = `  memory:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(serverBin('server-memory'))}]\n`;
+
+describe('agent profiles', () => {
+  it('plan cannot write: the model tries write_file and bash, both are denied by the profile', async () => {
+    const h = await startHarness('in-process', { mcp: '  {}\n' });
+    h.llm.queue(
+      reply()
+        .tool('write_file', { path: 'plan.txt', content: 'x' })
+        .tool('bash', { command: 'touch b' }),
+      reply().text('I would write plan.txt'),
+    );
+    const opened = await h.client.request('session/open', { agent: 'plan' });
+    expect(opened.agent).toBe('plan');
+    const summary = await h.prompt(opened.sessionId, 'write plan.txt', { yes: true });
+    expect(summary.denied).toEqual(['write_file', 'bash']);
+    expect(existsSync(path.join(h.root, 'plan.txt'))).toBe(false);
+    expect(existsSync(path.join(h.root, 'b'))).toBe(false);
+    const results = JSON.stringify(toolMessages(h.llm.requests[1]!.body));
+    expect(results).toContain('agent plan (built-in)');
+    expect(h.llm.requests[0]!.body.messages[0].content).toContain('## Agent: plan');
+  });
+
+  it('a repository agent with tools: [memory__*] sees only those tools, once the repository is trusted', async () => {
+    const h = await startHarness('in-process', { mcp: memoryServer });
+    h.file(
+      '.niffler/agents/keeper.md',
+      '---\ndescription: keeps notes\ntools: [memory__*]\nmode: primary\n---\nYou keep notes in memory.\n',
+    );
+    await h.client.request('config/reload', {});
+    const untrusted = await h.client.request('extensions/list', {});
+    expect(untrusted.agents.map((a) => a.name)).not.toContain('keeper');
+    expect(untrusted.problems.join('\n')).toContain('agents.keeper');
+    await trustRepo(h);
+    await h.client.request('mcp/status', { wait: true });
+    const listed = await h.client.request('extensions/list', {});
+    expect(listed.agents.find((a) => a.name === 'keeper')).toMatchObject({ source: 'repo' });
+    h.llm.queue(reply().text('noted'));
+    const opened = await h.client.request('session/open', { agent: 'keeper' });
+    expect((await h.prompt(opened.sessionId, 'remember this')).outcome).toBe('answered');
+    const names = toolNames(h.llm.requests.at(-1)!);
+    expect(names.length).toBeGreaterThan(3);
+    expect(names.every((n) => n.startsWith('memory__'))).toBe(true);
+    expect(h.llm.requests.at(-1)!.body.messages[0].content).toContain('You keep notes in memory.');
+  });
+
+  it('a profile file with bad frontmatter is skipped with file:line, the others load', async () => {
+    const h = await startHarness('in-process', { mcp: '  {}\n' });
+    const agents = path.join(h.home, 'agents');
+    mkdirSync(agents);
+    writeFileSync(path.join(agents, 'good.md'), '---\ndescription: fine\n---\nHi\n');
+    writeFileSync(path.join(agents, 'bad.md'), '---\ndescription: x\nmaxSteps: lots\n---\n');
+    await h.client.request('config/reload', {});
+    const listed = await h.client.request('extensions/list', {});
+    expect(listed.agents.map((a) => a.name)).toContain('good');
+    expect(listed.problems.join('\n')).toMatch(/bad\.md:3 maxSteps: expected a number, got "lots"/);
+  });
+});
+
+describe('per-session tool toggles', () => {
+  it('are recorded in the transcript and survive /resume (in a new engine) and /clear', async () => {
+    const h = await startHarness('in-process', { mcp: '  {}\n' });
+    const id = await h.open();
+    expect(
+      await h.client.request('session/toggle', { sessionId: id, name: 'bash', enabled: false }),
+    ).toEqual({ disabled: ['bash'] });
+    const env = testEnv({ HOME: path.dirname(h.root), NIFFLER_HOME: h.home });
+    const { entries } = readTranscript(nifflerPaths(h.root, env).sessionsDir, id);
+    expect(entries.find((e) => e.type === 'tools')).toMatchObject({ disabled: ['bash'] });
+
+    const other = await startInProcess({ root: h.root, env });
+    onTestFinished(() => other.close());
+    const resumed = await other.client.request('session/open', { resume: id });
+    expect(resumed.disabled).toEqual(['bash']);
+    h.llm.queue(reply().text('ok'));
+    await other.client.request('session/prompt', { sessionId: id, text: 'hi', interactive: false });
+    expect(toolNames(h.llm.requests.at(-1)!)).not.toContain('bash');
+    expect(toolNames(h.llm.requests.at(-1)!)).toContain('read_file');
+
+    const cleared = await other.client.request('session/open', { disabled: resumed.disabled });
+    expect(cleared.disabled).toEqual(['bash']);
+  });
+});
+
+describe('the task tool', () => {
+  it('hands a job to a subagent with its own transcript; the parent records the child', async () => {
+    const h = await startHarness('in-process', {
+      mcp: '  {}\n',
+      llm: {
+        route: (request) =>
+          firstUser(request) === 'count the files'
+            ? request.body.messages.some((m: { role: string }) => m.role === 'tool')
+              ? reply().text('there are 2 files')
+              : reply().tool('list_dir', {})
+            : undefined,
+      },
+    });
+    h.file('a.txt', 'a');
+    h.llm.queue(
+      reply().tool('task', { description: 'count', prompt: 'count the files', agent: 'review' }),
+      reply().text('the subagent says 2'),
+    );
+    const id = await h.open();
+    const summary = await h.prompt(id, 'how many files?');
+    expect(summary).toMatchObject({ outcome: 'answered', text: 'the subagent says 2' });
+    const parentResult = toolMessages(h.llm.requests.at(-1)!.body).at(-1)!;
+    expect(String(parentResult.content)).toContain('there are 2 files');
+    const dir = nifflerPaths(h.root, { NIFFLER_HOME: h.home }).sessionsDir;
+    const child = readTranscript(dir, id).entries.find((e) => e.type === 'child');
+    expect(child).toMatchObject({ agent: 'review' });
+    const childTranscript = readTranscript(dir, (child as { id: string }).id);
+    expect(childTranscript.entries[0]).toMatchObject({ type: 'session', parent: { id } });
+    expect(childTranscript.messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(
+      h.events.some((e) => e.type === 'tool-progress' && e.message === 'review: list_dir'),
+    ).toBe(true);
+  });
+
+  it('a subagent that loops is stopped by its step bound and the parent is told', async () => {
+    const h = await startHarness('in-process', {
+      mcp: '  {}\n',
+      config: 'agent:\n  subagents:\n    maxSteps: 2\n    maxDepth: 1\n',
+      llm: {
+        route: (request) =>
+          firstUser(request) === 'loop forever' ? reply().tool('list_dir', {}) : undefined,
+      },
+    });
+    h.llm.queue(
+      reply().tool('task', { prompt: 'loop forever' }),
+      reply().text('it did not finish'),
+    );
+    const id = await h.open();
+    expect((await h.prompt(id, 'go')).outcome).toBe('answered');
+    const result = String(toolMessages(h.llm.requests.at(-1)!.body).at(-1)!.content);
+    expect(result).toContain('stopped after 2 steps (its step bound)');
+    // maxDepth 1: the child is not offered task again.
+    const childRequests = h.llm.requests.filter((r) => firstUser(r) === 'loop forever');
+    expect(childRequests).toHaveLength(2);
+    expect(toolNames(childRequests[0]!)).not.toContain('task');
+  });
+});
