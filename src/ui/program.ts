@@ -197,12 +197,27 @@ Examples:
       (await import('./commands/undo.ts')).undo(globals(command)),
     );
 
-  program
+  const sessions = program
     .command('sessions')
     .description("this workspace's sessions, newest first (resume with --resume ID)")
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) =>
       (await import('./commands/sessions.ts')).sessions(globals(command)),
+    );
+  sessions
+    .command('search <text...>')
+    .description(
+      'sessions whose titles, prompts, answers or tool names hold every word of TEXT, newest first',
+    )
+    .option('-n, --limit <n>', 'how many to show (default 20, at most 1000)', (value: string) => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1 || n > 1000)
+        throw new InvalidArgumentError('expected a whole number from 1 to 1000');
+      return n;
+    })
+    .option('--json', 'print JSON: {hits: [{id, title, updatedAt, snippet}], problems}')
+    .action(async (text: string[], _opts, command: Command) =>
+      (await import('./commands/sessions.ts')).searchSessions(text.join(' '), globals(command)),
     );
 
   const mcp = program

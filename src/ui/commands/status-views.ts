@@ -2,6 +2,7 @@ import type {
   DaemonStatus,
   McpServerStatus,
   McpStatusResult,
+  SessionSearchHit,
   SessionSummary,
 } from '../../main/protocol.ts';
 import { tildify } from '../../main/paths.ts';
@@ -77,6 +78,18 @@ export const mcpStatusTable = (
     servers.map((s) => columns.map((c) => MCP_CELLS[c](s, cell))),
   );
 };
+
+/** Session search hits: id, when, title and where the words were found. */
+export const searchTable = (hits: readonly SessionSearchHit[]): string =>
+  formatTable(
+    ['ID', 'UPDATED', 'TITLE', 'FOUND'],
+    hits.map((h) => [
+      h.id,
+      h.updatedAt.slice(0, 16).replace('T', ' '),
+      truncate(h.title, 40),
+      truncate(h.snippet, 60),
+    ]),
+  );
 
 /** `session/list` as a table: id, when it last changed, how many messages, and its title. */
 export const sessionsTable = (list: readonly SessionSummary[]): string =>
