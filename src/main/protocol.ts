@@ -103,6 +103,15 @@ export interface EngineCalls {
    */
   'session/prompt': { params: PromptParams; result: TurnSummary };
   'session/list': { params: Record<string, never>; result: SessionSummary[] };
+  /**
+   * Sessions whose titles, prompts, answers or tool names hold every word of `text`, newest
+   * first, at most `limit` (20; 1,000 at most), from an index beside the transcripts (rebuilt
+   * when missing); `problems` names transcripts left out and index faults.
+   */
+  'session/search': {
+    params: { text: string; limit?: number };
+    result: { hits: SessionSearchHit[]; problems: string[] };
+  };
   /** Compacts a session now (`/compact [focus]`): what was done, in words. */
   'session/compact': {
     params: { sessionId: string; focus?: string };
@@ -307,6 +316,14 @@ export interface SessionSpent {
   usage: Usage;
   /** 0 where the models used have no prices in the config. */
   costUsd: number;
+}
+
+export interface SessionSearchHit {
+  id: string;
+  title: string;
+  updatedAt: string;
+  /** The lower-cased text around the first word searched for. */
+  snippet: string;
 }
 
 export interface SessionSummary {

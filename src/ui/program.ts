@@ -70,7 +70,9 @@ Examples:
   niffler --continue -p "and the tests?"    go on with the latest session
   niffler mcp add memory -- npx -y @modelcontextprotocol/server-memory
   niffler mcp status                        live state of this repository's MCP servers
-  niffler config show --origin              the merged config, each value with its file:line`,
+  niffler config show --origin              the merged config, each value with its file:line
+  niffler sessions search flaky test        sessions that mention both words
+  niffler --agent plan -p "how would you split src/engine?"   answer with the read-only profile`,
   );
 
   const config = program.command('config').description('show and locate the configuration');
@@ -103,7 +105,7 @@ Examples:
   program
     .command('trust')
     .description(
-      'trust what this repository contributes as it stands now: its MCP servers, the settings that widen what runs, its prompt files (a running daemon applies it at once)',
+      'trust what this repository contributes as it stands now: its MCP servers, the settings that widen what runs, its prompt files, agents, tools, tasks, hooks and commands that run shell (a running daemon applies it at once)',
     )
     .addOption(
       new Option('--revoke', 'withdraw the trust given to this repository').conflicts('diff'),
@@ -136,7 +138,7 @@ Examples:
   program
     .command('agents')
     .description(
-      "agent profiles: built-in (build, plan, review), yours ($NIFFLER_HOME/agents) and the repository's (.niffler/agents, .claude/agents), with their source",
+      "agent profiles: built-in (build, plan, review), yours ($NIFFLER_HOME/agents) and the repository's (.niffler/agents, .claude/agents, .opencode/agent), with their source",
     )
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) =>
@@ -197,12 +199,29 @@ Examples:
       (await import('./commands/undo.ts')).undo(globals(command)),
     );
 
-  program
+  const sessions = program
     .command('sessions')
-    .description("this workspace's sessions, newest first (resume with --resume ID)")
+    .description(
+      "this workspace's sessions, newest first (resume with --resume ID); sessions search WORDS finds them by what was said",
+    )
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) =>
       (await import('./commands/sessions.ts')).sessions(globals(command)),
+    );
+  sessions
+    .command('search <text...>')
+    .description(
+      'sessions whose titles, prompts, answers or tool names hold every word of TEXT, newest first',
+    )
+    .option('-n, --limit <n>', 'how many to show (default 20, at most 1000)', (value: string) => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1 || n > 1000)
+        throw new InvalidArgumentError('expected a whole number from 1 to 1000');
+      return n;
+    })
+    .option('--json', 'print JSON: {hits: [{id, title, updatedAt, snippet}], problems}')
+    .action(async (text: string[], _opts, command: Command) =>
+      (await import('./commands/sessions.ts')).searchSessions(text.join(' '), globals(command)),
     );
 
   const mcp = program

@@ -233,7 +233,10 @@ const ServeClientSchema = z.strictObject({
   policy: z.record(z.string(), PolicySchema).optional(),
 });
 
-/** The events hooks run on: the names Claude Code, Gemini CLI and Codex share. */
+/**
+ * The events hooks run on, by Claude Code's names (Codex uses them too; Gemini CLI's hooks have
+ * the same shape under other names — BeforeTool, AfterTool… — which are not read).
+ */
 export const HOOK_EVENTS = [
   'SessionStart',
   'UserPromptSubmit',

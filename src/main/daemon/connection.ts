@@ -74,6 +74,7 @@ const METHODS: EngineMethod[] = [
   'session/open',
   'session/prompt',
   'session/list',
+  'session/search',
   'session/compact',
   'session/undo',
   'session/toggle',

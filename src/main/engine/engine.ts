@@ -31,6 +31,7 @@ import { watchConfigFiles } from './config-watch.ts';
 import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
 import { Session, type SessionDeps } from './session.ts';
 import { listSessions, readTranscript } from './transcript.ts';
+import { releaseIndex, searchSessions } from './search-index.ts';
 import {
   knownServer,
   leftOutNotices,
@@ -403,6 +404,18 @@ export class Engine implements EngineHandlers {
         this.options.onActivity?.();
       }
     },
+    'session/search': async ({ text, limit }) => {
+      if (!text.trim())
+        throw new NifflerError(
+          'usage',
+          'a session search needs words to look for: niffler sessions search WORDS, or /resume WORDS',
+        );
+      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
+        throw new NifflerError('usage', `a search limit is a whole number from 1, not ${limit}`);
+      const found = await searchSessions(this.paths.sessionsDir, text, Math.min(limit ?? 20, 1000));
+      for (const problem of found.problems) this.options.log.warn('session search', { problem });
+      return found;
+    },
     'session/list': async () =>
       listSessions(this.paths.sessionsDir).map(({ file: _file, ...summary }) => summary),
     'session/compact': async ({ sessionId, focus }, { client, signal }) => {
@@ -699,6 +712,7 @@ export class Engine implements EngineHandlers {
     this.#stopWatching();
     this.#tasks?.close();
     await this.#gateway?.close();
+    releaseIndex(this.paths.sessionsDir);
     await Promise.allSettled([...this.#sessions.values()].map((s) => s.hooks.end('other')));
     await Promise.allSettled([
       ...[...this.#sessions.values()].map((session) => session.close()),

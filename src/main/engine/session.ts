@@ -44,6 +44,7 @@ import { savedChoices, subagentIo, type SessionOptions } from '../extensions/ses
 import { agentTools, DEFAULT_AGENT, planTurn, type TurnPlan } from '../extensions/turn.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
 import { SessionHooks } from '../extensions/hook-points.ts';
+import { updateIndex } from './search-index.ts';
 import { repoToolEntry } from '../extensions/repo-tools.ts';
 import type { PolicyLayer } from '../trust/policy.ts';
 
@@ -779,6 +780,7 @@ export class Session {
       ...(error ? { error } : {}),
     });
     await this.#flush();
+    updateIndex(this.deps.sessionsDir, this.id, this.messages);
     if (this.#diskError) {
       // The answer still reaches the user; the summary says the transcript is incomplete.
       error = [error, this.#diskError].filter(Boolean).join('\n');

@@ -297,7 +297,7 @@ export interface SessionSummary {
   file: string;
 }
 
-const titleOf = (messages: ChatMessage[]): string => {
+export const titleOf = (messages: ChatMessage[]): string => {
   const first = messages.find((m) => m.role === 'user');
   if (!first || first.role !== 'user') return '(empty)';
   const text =

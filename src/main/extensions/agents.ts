@@ -33,20 +33,63 @@ export interface AgentProfile {
 export const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 const toolList = z.union([z.array(z.string().min(1)), z.string()]);
+/** Read, not used: keys of Claude Code's and opencode's files niffler has nothing for. */
+const ignored = z.unknown().optional();
 
-/** The frontmatter of an agent file (niffler's, opencode's and Claude Code's keys). */
+/** The frontmatter of an agent file: niffler's keys, and Claude Code's and opencode's. */
 export const AgentSchema = z.strictObject({
   name: z.string().regex(NAME, 'expected letters, digits, ".", "_" or "-"').optional(),
   description: z.string().optional(),
+  /** A key of `models`; `inherit` (Claude Code's) is the session's. */
   model: z.string().min(1).optional(),
-  tools: toolList.optional(),
+  /** Names and globs; or opencode's mapping of tool → on/off. */
+  tools: z.union([toolList, z.record(z.string(), z.boolean())]).optional(),
+  /** Claude Code's denylist: each is a `!name` entry of `tools`. */
+  disallowedTools: toolList.optional(),
   policy: z.record(z.string(), PolicySchema).optional(),
+  /** opencode's: `edit`, `bash`, `webfetch` (or niffler's tool names) → ask | deny. */
+  permission: z
+    .record(z.string(), z.union([PolicySchema, z.record(z.string(), PolicySchema)]))
+    .optional(),
+  /** Claude Code's: `plan` makes the profile read-only; the other modes would only loosen. */
+  permissionMode: z.string().optional(),
   maxSteps: z.number().int().positive().optional(),
+  /** Claude Code's name for maxSteps. */
+  maxTurns: z.number().int().positive().optional(),
   mode: z.enum(['primary', 'subagent', 'all']).optional(),
-  /** Claude Code's and opencode's display keys: read, not used. */
+  /** opencode's: true leaves the profile out. */
+  disable: z.boolean().optional(),
+  /** Claude Code's hooks of one agent: refused (niffler's hooks are in its config). */
+  hooks: ignored,
   color: z.string().optional(),
   temperature: z.number().optional(),
+  skills: ignored,
+  mcpServers: ignored,
+  memory: ignored,
+  background: ignored,
+  isolation: ignored,
+  hidden: ignored,
+  top_p: ignored,
+  prompt: ignored,
 });
+
+/** Keys read and noted as not used (those that only display, like `color`, are not noted). */
+const NOT_USED = ['skills', 'mcpServers', 'memory', 'background', 'isolation', 'prompt'] as const;
+
+/** opencode's tool names, in niffler's. */
+const OPENCODE_TOOLS: Record<string, string[]> = {
+  write: ['write_file'],
+  edit: ['edit_file', 'write_file'],
+  patch: ['edit_file'],
+  read: ['read_file'],
+  list: ['list_dir'],
+  bash: ['bash'],
+  grep: ['grep'],
+  glob: ['glob'],
+  webfetch: ['fetch'],
+  todowrite: ['todo'],
+  todoread: ['todo'],
+};
 
 const READ_ONLY: AgentProfile['policy'] = {
   write_file: 'deny',
@@ -102,35 +145,109 @@ const toolsOf = (value: string | string[] | undefined, notes: string[]): string[
     return [negated ? `!${name}` : name];
   });
 
-/** An agent file read into a profile; `mode` defaults to `subagent` for Claude Code's files. */
+/** opencode's `tools: {write: false, …}`: the ones switched off, or only those on after `"*": false`. */
+const toolsOfMapping = (value: Record<string, boolean>): string[] => {
+  const names = (key: string) => OPENCODE_TOOLS[key] ?? [nifflerToolName(key) ?? key];
+  const on = Object.entries(value).filter(([k, v]) => v && k !== '*');
+  if (value['*'] === false) return on.length ? on.flatMap(([k]) => names(k)) : ['!*'];
+  const off = Object.entries(value).filter(([, v]) => !v);
+  return off.flatMap(([k]) => names(k).map((n) => `!${n}`));
+};
+
+const STRICTNESS = ['allow', 'ask', 'deny'] as const;
+
+/** opencode's `permission:` as policy rules; per-command rules become the strictest of them. */
+const permissionRules = (
+  value: Record<string, ToolPolicy | Record<string, ToolPolicy>>,
+  notes: string[],
+): Record<string, ToolPolicy> => {
+  const rules: Record<string, ToolPolicy> = {};
+  for (const [key, rule] of Object.entries(value)) {
+    let decision: ToolPolicy;
+    if (typeof rule === 'string') decision = rule;
+    else {
+      decision = STRICTNESS[Math.max(...Object.values(rule).map((r) => STRICTNESS.indexOf(r)))]!;
+      notes.push(
+        `permission ${key}: niffler cannot hold to rules per command; the strictest, ${decision}, applies to all of it`,
+      );
+    }
+    for (const tool of OPENCODE_TOOLS[key] ?? [nifflerToolName(key) ?? key]) rules[tool] = decision;
+  }
+  return rules;
+};
+
+/** The rules of a profile's `policy`, `permission` and `permissionMode`, tightening only. */
+const policyOf = (meta: z.infer<typeof AgentSchema>, notes: string[]): AgentProfile['policy'] => {
+  const policy: AgentProfile['policy'] = {};
+  const rules: Record<string, ToolPolicy> = {};
+  const sources = [
+    meta.permission ? permissionRules(meta.permission, notes) : {},
+    meta.permissionMode === 'plan' ? READ_ONLY : {},
+    meta.policy ?? {},
+  ];
+  // Where two say something of one tool, the stricter holds.
+  for (const source of sources)
+    for (const [tool, rule] of Object.entries(source))
+      if (STRICTNESS.indexOf(rule) >= STRICTNESS.indexOf(rules[tool] ?? 'allow'))
+        rules[tool] = rule;
+  for (const [tool, rule] of Object.entries(rules))
+    if (rule === 'allow') notes.push(`policy ${tool}: allow dropped (a profile only tightens)`);
+    else policy[tool] = rule;
+  if (meta.permissionMode && !['plan', 'default'].includes(meta.permissionMode))
+    notes.push(
+      `permissionMode ${meta.permissionMode} not used: it would loosen approvals, and a profile only tightens`,
+    );
+  for (const key of NOT_USED)
+    if (meta[key] !== undefined) notes.push(`${key}: not supported by niffler; left out`);
+  return policy;
+};
+
+/** The tools entry of a profile: `tools` (a list or opencode's mapping) less `disallowedTools`. */
+const profileTools = (meta: z.infer<typeof AgentSchema>, notes: string[]) => {
+  const listed =
+    meta.tools !== undefined && typeof meta.tools === 'object' && !Array.isArray(meta.tools)
+      ? toolsOfMapping(meta.tools)
+      : toolsOf(meta.tools, notes);
+  const denied = toolsOf(meta.disallowedTools, notes)?.map((t) => `!${t.replace(/^!/, '')}`);
+  return denied?.length ? [...(listed ?? []), ...denied] : listed;
+};
+
+/**
+ * An agent file read into a profile; `mode` defaults to `subagent` for Claude Code's files.
+ * Undefined `value` when the file says `disable: true` (opencode's).
+ */
 export const parseAgent = (
   file: ExtensionFile,
   source: ExtensionSource,
   defaultMode: AgentMode = 'all',
-): Parsed<AgentProfile & { frontmatter: Record<string, unknown> }> => {
+): Parsed<(AgentProfile & { frontmatter: Record<string, unknown> }) | undefined> => {
   const markdown = parseMarkdown(file.text, file.shown);
   if (!markdown.ok) return markdown;
   const checked = checkSchema(AgentSchema, markdown.value, file.shown);
   if (!checked.ok) return checked;
   const meta = checked.value;
-  const notes: string[] = [];
-  const policy: AgentProfile['policy'] = {};
-  for (const [tool, rule] of Object.entries(meta.policy ?? {}))
-    if (rule === 'allow') notes.push(`policy ${tool}: allow dropped (a profile only tightens)`);
-    else policy[tool] = rule;
+  if (meta.hooks !== undefined)
+    return {
+      ok: false,
+      problem: `${file.shown}:${markdown.value.lineOf(['hooks']) ?? 1} hooks: niffler runs hooks from its config (hooks:), not from agent files; move them there`,
+    };
+  if (meta.disable) return { ok: true, value: undefined };
   const name = meta.name ?? file.name;
   if (!NAME.test(name))
     return { ok: false, problem: `${file.shown}:1: "${name}" is not a usable agent name` };
-  const tools = toolsOf(meta.tools, notes);
+  const notes: string[] = [];
+  const policy = policyOf(meta, notes);
+  const tools = profileTools(meta, notes);
+  const maxSteps = meta.maxSteps ?? meta.maxTurns;
   return {
     ok: true,
     value: {
       name,
       description: meta.description ?? '',
-      ...(meta.model ? { model: meta.model } : {}),
+      ...(meta.model && meta.model !== 'inherit' ? { model: meta.model } : {}),
       ...(tools ? { tools } : {}),
       policy,
-      ...(meta.maxSteps ? { maxSteps: meta.maxSteps } : {}),
+      ...(maxSteps ? { maxSteps } : {}),
       mode: meta.mode ?? defaultMode,
       prompt: markdown.value.body,
       source,

@@ -56,7 +56,7 @@ const failure = (outcome: CommandOutcome, timeout: number): string | undefined =
   return undefined;
 };
 
-/** Reads the JSON a hook printed into `verdict` (Claude Code's and Gemini CLI's fields). */
+/** Reads the JSON a hook printed into `verdict` (Claude Code's fields, which Codex's and Gemini CLI's hooks print too). */
 const readDecision = (
   json: Record<string, unknown>,
   verdict: HookVerdict,

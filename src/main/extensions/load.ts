@@ -11,7 +11,7 @@ import { parseTask, type TaskDefinition } from './tasks.ts';
 
 /** What a repository item needs trust for: its part of the trust digest. */
 export interface TrustNeed {
-  /** `repo:agents.reviewer`, `claude:commands.deploy`. */
+  /** `repo:agents.reviewer`, `claude:commands.deploy`, `opencode:agents.docs`. */
   key: string;
   path: string[];
   file: string;
@@ -37,10 +37,14 @@ export const extensionDirs = (root: string, env: Env) => {
   const paths = nifflerPaths(root, env);
   const repo = paths.repoConfigDir;
   const claude = path.join(root, '.claude');
+  const opencode = path.join(root, '.opencode');
   return {
     agents: [
       { dir: path.join(paths.home, 'agents'), source: 'user' as const },
       { dir: path.join(claude, 'agents'), source: 'repo' as const, prefix: 'claude' },
+      // opencode reads agent/ and (newer) agents/.
+      { dir: path.join(opencode, 'agent'), source: 'repo' as const, prefix: 'opencode' },
+      { dir: path.join(opencode, 'agents'), source: 'repo' as const, prefix: 'opencode' },
       { dir: path.join(repo, 'agents'), source: 'repo' as const, prefix: 'repo' },
     ],
     commands: [
@@ -58,8 +62,11 @@ export const extensionDirs = (root: string, env: Env) => {
 
 type Dir = { dir: string; source: ExtensionSource; prefix?: string };
 
-/** What one parser makes of a file: the item, and what its trust part covers. */
-type Parser<T> = (file: ExtensionFile, dir: Dir) => Parsed<{ item: T; trustValue?: unknown }>;
+/** What one parser makes of a file: the item and what its trust part covers; none when the file switches itself off. */
+type Parser<T> = (
+  file: ExtensionFile,
+  dir: Dir,
+) => Parsed<{ item: T; trustValue?: unknown } | undefined>;
 
 /**
  * Reads one kind from its directories; a later directory's item replaces an earlier one of the
@@ -89,6 +96,7 @@ const readKind = <T extends { name: string }>(
         problems.push(parsed.problem);
         continue;
       }
+      if (!parsed.value) continue;
       const { item, trustValue } = parsed.value;
       const trust =
         dir.prefix && trustValue !== undefined
@@ -122,7 +130,7 @@ export const readExtensions = (root: string, env: Env): Extensions => {
     root,
     (file, dir) => {
       const parsed = parseAgent(file, dir.source, dir.prefix === 'claude' ? 'subagent' : 'all');
-      if (!parsed.ok) return parsed;
+      if (!parsed.ok || !parsed.value) return parsed.ok ? { ok: true, value: undefined } : parsed;
       const { frontmatter, ...item } = parsed.value;
       return { ok: true, value: { item, trustValue: frontmatter } };
     },

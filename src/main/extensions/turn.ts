@@ -1,5 +1,6 @@
 import picomatch from 'picomatch';
 import type { LoadedConfig } from '../config/load.ts';
+import { DEFAULT_MODELS, type Config } from '../config/schema.ts';
 import type { ToolEntry, ToolTable } from '../engine/tool-calls.ts';
 import type { PolicyLayer } from '../trust/policy.ts';
 import { BUILTIN_AGENTS, type AgentProfile } from './agents.ts';
@@ -60,6 +61,28 @@ export const agentTools = (table: ToolTable, agent: AgentProfile): ToolTable => 
   );
 };
 
+/**
+ * The model of a turn: the user's pick, else the command's, else the agent's, else the config's.
+ * A command's or agent's model that is not configured here (Claude Code's `sonnet`, opencode's
+ * `anthropic/…`) is passed over with a notice rather than failing the turn.
+ */
+const turnModel = (
+  config: Config,
+  picked: string | undefined,
+  wanted: { who: string; model: string | undefined }[],
+  notices: string[],
+): string => {
+  if (picked) return picked;
+  for (const { who, model } of wanted) {
+    if (!model) continue;
+    if (config.models[model] || DEFAULT_MODELS[model]) return model;
+    notices.push(
+      `${who} asks for model "${model}", which is not configured (models: in your config); using ${config.model}`,
+    );
+  }
+  return config.model;
+};
+
 /** What a turn runs with: its text (a custom command expanded), agent, model, policy, steps. */
 export interface TurnPlan {
   text: string;
@@ -118,7 +141,15 @@ export const planTurn = async (options: PlanOptions): Promise<TurnPlan> => {
   return {
     text,
     agent,
-    modelName: options.model ?? invoked?.command.model ?? agent.model ?? config.model,
+    modelName: turnModel(
+      config,
+      options.model,
+      [
+        { who: `command /${invoked?.command.name}`, model: invoked?.command.model },
+        { who: `agent ${agent.name}`, model: agent.model },
+      ],
+      notices,
+    ),
     policy,
     maxSteps:
       agent.maxSteps ?? (depth > 0 ? config.agent.subagents.maxSteps : config.agent.maxSteps),

@@ -33,8 +33,8 @@ const SLASH_COMMANDS: SlashCommand[] = [
   { name: 'sessions', description: 'sessions of this workspace' },
   {
     name: 'resume',
-    args: 'ID [TURN]',
-    description: 'continue an earlier session (from the end of TURN: a new one)',
+    args: 'ID [TURN] | WORDS',
+    description: 'continue an earlier session (from the end of TURN: a new one); WORDS: find one',
   },
   { name: 'cost', description: 'tokens and cost of this session' },
   { name: 'context', description: 'what the context window is spent on' },

@@ -1,7 +1,12 @@
 import type { EngineApi as EngineClient } from './deferred-client.ts';
 import type { Env } from '../../main/paths.ts';
 import type { SessionOpened } from '../../main/protocol.ts';
-import { mcpStatusTable, sessionsTable, type McpStatusColumn } from '../commands/status-views.ts';
+import {
+  mcpStatusTable,
+  searchTable,
+  sessionsTable,
+  type McpStatusColumn,
+} from '../commands/status-views.ts';
 import { truncate } from '../render/format.ts';
 import { traceLine } from '../commands/mcp-offers.ts';
 import { helpText } from './commands.ts';
@@ -185,6 +190,20 @@ const sessions = async (ctx: SlashContext) => {
   });
 };
 
+/** Looks like a session id (`20260101-120000-abc123`), not words to search for. */
+const isSessionId = (text: string): boolean => /^\d{8}-\d{6}-[0-9a-f]{6}$/.test(text);
+
+/** `/resume WORDS`: the sessions holding every word, to resume by id. */
+const findSessions = async (ctx: SlashContext, text: string) => {
+  const { hits, problems } = await ctx.client.request('session/search', { text, limit: 15 });
+  const found = hits.length ? `${searchTable(hits)}\n\n/resume ID continues one` : 'none found';
+  ctx.dispatch({
+    type: 'output',
+    title: `Sessions mentioning "${text}"`,
+    text: [found, ...problems.map((p) => `warning: ${p}`)].join('\n'),
+  });
+};
+
 const config = async (ctx: SlashContext) => {
   const status = await ctx.client.request('daemon/status', {});
   const state = ctx.getState();
@@ -290,7 +309,9 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
       return sessions(ctx);
     case 'resume':
       busy();
-      if (!args[0]) return usage('/resume ID [TURN] (see /sessions)');
+      if (!args[0]) return sessions(ctx);
+      if (!isSessionId(args[0]) || (args.length > 1 && !/^\d+$/.test(args[1]!)))
+        return findSessions(ctx, args.join(' '));
       if (args[1] !== undefined) {
         const atTurn = Number(args[1]);
         if (!Number.isInteger(atTurn) || atTurn < 1)

@@ -3,6 +3,7 @@ import type {
   GatewayConsumerStatus,
   McpServerStatus,
   McpStatusResult,
+  SessionSearchHit,
   SessionSummary,
 } from '../../main/protocol.ts';
 import { tildify } from '../../main/paths.ts';
@@ -92,6 +93,18 @@ export const consumersTable = (consumers: readonly GatewayConsumerStatus[], now 
       String(c.calls),
       String(c.errors),
       String(c.inFlight),
+    ]),
+  );
+
+/** Session search hits: id, when, title and where the words were found. */
+export const searchTable = (hits: readonly SessionSearchHit[]): string =>
+  formatTable(
+    ['ID', 'UPDATED', 'TITLE', 'FOUND'],
+    hits.map((h) => [
+      h.id,
+      h.updatedAt.slice(0, 16).replace('T', ' '),
+      truncate(h.title, 40),
+      truncate(h.snippet, 60),
     ]),
   );
 

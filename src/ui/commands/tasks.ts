@@ -31,6 +31,9 @@ export const taskList = (options: GlobalOptions): Promise<void> =>
   withEngine(options, async (client) => {
     const tasks = await client.request('task/list', {});
     if (options.json) return printJson(tasks);
+    // Files skipped (a bad schedule, say) and an untrusted repository's tasks: said, not hidden.
+    const { problems } = await client.request('extensions/list', {});
+    for (const problem of problems) warn(problem);
     if (tasks.length === 0)
       return print('No tasks. Write one in .niffler/tasks/NAME.yaml (see the README: Tasks).');
     print(

@@ -62,6 +62,54 @@ describe('agent profiles', () => {
     expect(h.llm.requests.at(-1)!.body.messages[0].content).toContain('You keep notes in memory.');
   });
 
+  it('.claude/agents and .opencode/agent files work unchanged once trusted; a model not configured here gives way to the session one', async () => {
+    const h = await startHarness('in-process', { mcp: '  {}\n' });
+    h.file(
+      '.claude/agents/code-reviewer.md',
+      '---\nname: code-reviewer\ndescription: Reviews code after changes\ntools: Read, Grep, Glob\nmodel: sonnet\ncolor: cyan\n---\nYou are a senior code reviewer.\n',
+    );
+    h.file(
+      '.opencode/agent/docs.md',
+      '---\ndescription: Writes docs\nmode: primary\nmodel: anthropic/claude-sonnet-4-20250514\ntools:\n  bash: false\npermission:\n  edit: deny\n---\nWrite clear docs.\n',
+    );
+    await h.client.request('config/reload', {});
+    const untrusted = await h.client.request('extensions/list', {});
+    expect(untrusted.agents.map((a) => a.name)).toEqual(['build', 'plan', 'review']);
+    await trustRepo(h);
+    const listed = await h.client.request('extensions/list', {});
+    expect(listed.agents.map((a) => [a.name, a.mode, a.source])).toEqual([
+      ['build', 'all', 'builtin'],
+      ['plan', 'primary', 'builtin'],
+      ['review', 'all', 'builtin'],
+      ['code-reviewer', 'subagent', 'repo'],
+      ['docs', 'primary', 'repo'],
+    ]);
+
+    h.llm.queue(
+      reply().text('looks fine'),
+      reply().tool('write_file', { path: 'd.md', content: 'x' }),
+      reply().text('denied'),
+    );
+    const reviewer = await h.client.request('session/open', { agent: 'code-reviewer' });
+    expect((await h.prompt(reviewer.sessionId, 'review it')).outcome).toBe('answered');
+    expect(toolNames(h.llm.requests.at(-1)!).sort()).toEqual(['glob', 'grep', 'read_file']);
+    expect(h.llm.requests.at(-1)!.body.messages[0].content).toContain(
+      'You are a senior code reviewer.',
+    );
+    expect(h.events).toContainEqual(
+      expect.objectContaining({
+        type: 'notice',
+        text: 'agent code-reviewer asks for model "sonnet", which is not configured (models: in your config); using fake',
+      }),
+    );
+
+    const docs = await h.client.request('session/open', { agent: 'docs' });
+    const summary = await h.prompt(docs.sessionId, 'write the docs', { yes: true });
+    expect(toolNames(h.llm.requests.at(-2)!)).not.toContain('bash');
+    expect(summary.denied).toEqual(['write_file']);
+    expect(existsSync(path.join(h.root, 'd.md'))).toBe(false);
+  });
+
   it('a profile file with bad frontmatter is skipped with file:line, the others load', async () => {
     const h = await startHarness('in-process', { mcp: '  {}\n' });
     const agents = path.join(h.home, 'agents');

@@ -51,13 +51,22 @@ describe('custom slash commands', () => {
     const h = await startHarness('in-process', { mcp: '  {}\n' });
     h.file(
       '.claude/commands/explain.md',
-      '---\ndescription: Explain a part of the code\nargument-hint: [file]\ndisable-model-invocation: true\n---\n\nExplain $ARGUMENTS to a new colleague.\n',
+      '---\ndescription: Explain a part of the code\nargument-hint: [file]\nmodel: claude-3-5-haiku-20241022\ndisable-model-invocation: true\n---\n\nExplain $ARGUMENTS to a new colleague.\n',
     );
     await h.client.request('config/reload', {});
     h.llm.queue(reply().text('explained'));
     const id = await h.open();
     expect((await h.prompt(id, '/explain src/main.ts')).outcome).toBe('answered');
     expect(lastUser(h.llm.requests.at(-1)!)).toBe('Explain src/main.ts to a new colleague.');
+    // Claude Code's model names are not niffler's: the session's model answers, and says so.
+    expect(h.events).toContainEqual(
+      expect.objectContaining({
+        type: 'notice',
+        text: expect.stringContaining(
+          'command /explain asks for model "claude-3-5-haiku-20241022"',
+        ),
+      }),
+    );
   });
 
   it('in an untrusted repository, a command with shell expansion is ignored with one line saying so', async () => {

@@ -72,14 +72,119 @@ describe('agent files', () => {
         prompt: 'Be brief.',
       },
     });
-    expect(parsed.ok && parsed.value.notes).toHaveLength(2);
+    expect(parsed.ok && parsed.value?.notes).toHaveLength(2);
   });
 
   it('refuses an unknown key with its line', () => {
     expect(parseAgent(file('---\ndescription: a\nmodle: x\n---\n'), 'user')).toEqual({
       ok: false,
       problem:
-        'x.md:3 modle: unknown key; did you mean "mode"? expected one of: name, description, model, tools, policy, maxSteps, mode, color, temperature',
+        'x.md:3 modle: unknown key; did you mean "mode"? expected one of: name, description, model, tools, disallowedTools, policy, permission, permissionMode, maxSteps, maxTurns, mode, disable, hooks, color, temperature, skills, mcpServers, memory, background, isolation, hidden, top_p, prompt',
+    });
+  });
+});
+
+describe('Claude Code and opencode agent files, unchanged', () => {
+  it('a Claude Code subagent: inherit, disallowedTools, maxTurns, permissionMode plan; skills noted', () => {
+    const parsed = parseAgent(
+      file(
+        [
+          '---',
+          'name: code-reviewer',
+          'description: Reviews code. Use PROACTIVELY after changes.',
+          'tools: Read, Grep, Glob, Bash',
+          'disallowedTools: Bash',
+          'model: inherit',
+          'maxTurns: 8',
+          'permissionMode: plan',
+          'skills: [lint-rules]',
+          'color: cyan',
+          '---',
+          'You are a senior reviewer.',
+        ].join('\n'),
+        'code-reviewer',
+      ),
+      'repo',
+      'subagent',
+    );
+    expect(parsed).toMatchObject({
+      ok: true,
+      value: {
+        name: 'code-reviewer',
+        tools: ['read_file', 'grep', 'glob', 'bash', '!bash'],
+        policy: { write_file: 'deny', edit_file: 'deny', bash: 'deny' },
+        maxSteps: 8,
+        mode: 'subagent',
+        prompt: 'You are a senior reviewer.',
+        notes: ['skills: not supported by niffler; left out'],
+      },
+    });
+    expect(parsed.ok && parsed.value && 'model' in parsed.value).toBe(false);
+    expect(
+      parseAgent(file('---\nmodel: sonnet\npermissionMode: bypassPermissions\n---\n'), 'repo'),
+    ).toMatchObject({
+      ok: true,
+      value: {
+        model: 'sonnet',
+        policy: {},
+        notes: [expect.stringContaining('permissionMode bypassPermissions not used')],
+      },
+    });
+  });
+
+  it('an agent file with hooks is refused, saying where hooks go', () => {
+    expect(
+      parseAgent(file('---\ndescription: a\nhooks:\n  PreToolUse: []\n---\n'), 'repo'),
+    ).toEqual({
+      ok: false,
+      problem:
+        'x.md:3 hooks: niffler runs hooks from its config (hooks:), not from agent files; move them there',
+    });
+  });
+
+  it('an opencode agent: tools as a mapping, permission per command as its strictest, disable', () => {
+    const parsed = parseAgent(
+      file(
+        [
+          '---',
+          'description: Writes docs',
+          'mode: subagent',
+          'model: anthropic/claude-sonnet-4-20250514',
+          'temperature: 0.1',
+          'tools:',
+          '  bash: false',
+          '  webfetch: false',
+          'permission:',
+          '  edit: ask',
+          '  bash:',
+          '    "git diff": allow',
+          '    "git push": deny',
+          '    "*": ask',
+          '---',
+          'Write clear docs.',
+        ].join('\n'),
+        'docs',
+      ),
+      'repo',
+    );
+    expect(parsed).toMatchObject({
+      ok: true,
+      value: {
+        name: 'docs',
+        mode: 'subagent',
+        model: 'anthropic/claude-sonnet-4-20250514',
+        tools: ['!bash', '!fetch'],
+        policy: { edit_file: 'ask', write_file: 'ask', bash: 'deny' },
+        notes: [
+          expect.stringContaining('permission bash: niffler cannot hold to rules per command'),
+        ],
+      },
+    });
+    const only = parseAgent(file('---\ntools:\n  "*": false\n  read: true\n---\n'), 'repo');
+    expect(only.ok && only.value?.tools).toEqual(['read_file']);
+    expect(parseAgent(file('---\ndisable: true\n---\n'), 'repo')).toEqual({
+      ok: true,
+      value: undefined,
     });
   });
 });

@@ -1,0 +1,54 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { reply } from '../fixtures/fake-llm/reply.ts';
+import { startFakeLlm } from '../fixtures/fake-llm/server.ts';
+import { makeE2eWorkspace } from './workspace.ts';
+
+describe('niffler task (built binary, fake LLM)', () => {
+  it('task run prints the answer and leaves a resumable session; list, show and history say what ran and what was skipped', async () => {
+    const ws = makeE2eWorkspace();
+    const llm = await startFakeLlm();
+    onTestFinished(() => llm.close());
+    ws.writeGlobal(
+      `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: fake-model\n`,
+    );
+    const tasks = path.join(ws.home, 'tasks');
+    mkdirSync(tasks);
+    writeFileSync(
+      path.join(tasks, 'greet.yaml'),
+      'description: greets someone\ninputs:\n  who: { required: true }\nprompt: "Greet {{who}} in one word"\n',
+    );
+    writeFileSync(path.join(tasks, 'broken.yaml'), 'prompt: x\nschedule: "every day"\n');
+
+    llm.queue(reply().text('Hello, Ada.'));
+    const ran = await ws.run(['task', 'run', 'greet', '--input', 'who=Ada']);
+    expect(ran.exitCode).toBe(0);
+    expect(ran.stdout).toBe('Hello, Ada.');
+    const id = /session (\S+):/.exec(ran.stderr)?.[1];
+    expect(id).toBeDefined();
+    expect(
+      (llm.requests[0]!.body.messages as { role: string; content: string }[]).at(-1)!.content,
+    ).toBe('Greet Ada in one word');
+
+    const missing = await ws.run(['task', 'run', 'greet']);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain('task greet needs --input who=…');
+
+    const list = await ws.run(['task', 'list']);
+    expect(list.stdout).toMatch(/greet\s+-\s+-\s+answered/);
+    expect(list.stderr).toContain('broken.yaml:2 schedule: "every day" is not a cron schedule');
+    const history = await ws.runJson<{ outcome: string; sessionId: string }[]>([
+      'task',
+      'history',
+      'greet',
+    ]);
+    expect(history).toEqual([expect.objectContaining({ outcome: 'answered', sessionId: id })]);
+    expect(await ws.runJson<{ inputs: object }>(['task', 'show', 'greet'])).toMatchObject({
+      name: 'greet',
+      inputs: { who: { required: true } },
+    });
+    const sessions = await ws.runJson<{ id: string }[]>(['sessions']);
+    expect(sessions.map((s) => s.id)).toContain(id);
+  });
+});
