@@ -43,7 +43,7 @@ describe('an untrusted repository', () => {
     expect(toolNames(h.llm.requests[0]!)).not.toContain('grab');
     const said = h.events.filter((e) => e.type === 'notice' && e.text.includes('not trusted'));
     expect(said).toHaveLength(1);
-    const line = said[0]!.type === 'notice' ? said[0]!.text : '';
+    const line = said[0]!.type === 'notice' ? said[0].text : '';
     for (const part of [
       'hooks.PreToolUse',
       'commands.leak',
