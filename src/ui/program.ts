@@ -6,8 +6,11 @@ import type { GlobalOptions } from './context.ts';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-/** Builds the command tree; each action imports its command module only when it runs. */
-export const buildProgram = (): Command => {
+/** The options every command sees, its own and its parents'. */
+const globals = (command: Command): GlobalOptions => command.optsWithGlobals<GlobalOptions>();
+
+/** `niffler` itself: its options, and a prompt answered in one shot or the interactive session. */
+const rootCommand = (): Command => {
   const program = new Command('niffler')
     .description('An AI assistant for the terminal that lives in your git repository.')
     .version(VERSION, '-v, --version')
@@ -58,9 +61,11 @@ export const buildProgram = (): Command => {
     .showHelpAfterError('(run niffler --help for usage)')
     .enablePositionalOptions()
     .exitOverride();
+  return program;
+};
 
-  const globals = (command: Command): GlobalOptions => command.optsWithGlobals<GlobalOptions>();
-
+/** Examples under `niffler --help`. */
+const addExamples = (program: Command): void => {
   program.addHelpText(
     'after',
     `
@@ -74,7 +79,10 @@ Examples:
   niffler sessions search flaky test        sessions that mention both words
   niffler --agent plan -p "how would you split src/engine?"   answer with the read-only profile`,
   );
+};
 
+/** `config show|path`, `init` and `trust`. */
+const addConfigCommands = (program: Command): void => {
   const config = program.command('config').description('show and locate the configuration');
   config
     .command('show')
@@ -115,7 +123,10 @@ Examples:
     .action(async (_opts, command: Command) =>
       (await import('./commands/trust.ts')).trust(globals(command)),
     );
+};
 
+/** `tools` and `tools policy`. */
+const addToolCommands = (program: Command): void => {
   const tools = program
     .command('tools')
     .description(
@@ -134,7 +145,10 @@ Examples:
     .action(async (names: string[], _opts, command: Command) =>
       (await import('./commands/tools.ts')).toolsPolicy({ ...globals(command), names }),
     );
+};
 
+/** `agents` and `task list|run|show|history`. */
+const addExtensionCommands = (program: Command): void => {
   program
     .command('agents')
     .description(
@@ -181,7 +195,10 @@ Examples:
     .action(async (name: string, _opts, command: Command) =>
       (await import('./commands/tasks.ts')).taskHistory(name, globals(command)),
     );
+};
 
+/** `undo` and `sessions [search]`. */
+const addSessionCommands = (program: Command): void => {
   program
     .command('undo')
     .description(
@@ -223,7 +240,32 @@ Examples:
     .action(async (text: string[], _opts, command: Command) =>
       (await import('./commands/sessions.ts')).searchSessions(text.join(' '), globals(command)),
     );
+};
 
+/** `mcp start|stop|restart NAME`. */
+const addMcpLifecycleCommands = (mcp: Command): void => {
+  for (const [verb, description] of [
+    ['start', 'start a server and wait until it is ready (exit 1 with its error if it fails)'],
+    ['stop', 'stop a server (its process group ends)'],
+    ['restart', 'restart a server and wait until it is ready (exit 1 with its error if it fails)'],
+  ] as const) {
+    const sub = mcp.command(`${verb} <name>`).description(description);
+    if (verb !== 'stop') sub.option('--no-wait', 'return once it is starting, without the outcome');
+    sub.option('--json', 'print JSON').action(async (name: string, _opts, command: Command) => {
+      const commands = await import('./commands/mcp-live.ts');
+      const run =
+        verb === 'start'
+          ? commands.mcpStart
+          : verb === 'stop'
+            ? commands.mcpStop
+            : commands.mcpRestart;
+      await run(name, globals(command));
+    });
+  }
+};
+
+/** `mcp` and its commands on servers: list, status, login, logout, start, stop, restart. */
+const addMcpServerCommands = (program: Command): Command => {
   const mcp = program
     .command('mcp')
     .description('MCP servers: list, live status, start/stop, tools, calls, logs, add/remove')
@@ -277,41 +319,12 @@ Examples:
     .action(async (name: string, _opts, command: Command) =>
       (await import('./commands/mcp-auth.ts')).mcpLogout(name, globals(command)),
     );
-  for (const [verb, description] of [
-    ['start', 'start a server and wait until it is ready (exit 1 with its error if it fails)'],
-    ['stop', 'stop a server (its process group ends)'],
-    ['restart', 'restart a server and wait until it is ready (exit 1 with its error if it fails)'],
-  ] as const) {
-    const sub = mcp.command(`${verb} <name>`).description(description);
-    if (verb !== 'stop') sub.option('--no-wait', 'return once it is starting, without the outcome');
-    sub.option('--json', 'print JSON').action(async (name: string, _opts, command: Command) => {
-      const commands = await import('./commands/mcp-live.ts');
-      const run =
-        verb === 'start'
-          ? commands.mcpStart
-          : verb === 'stop'
-            ? commands.mcpStop
-            : commands.mcpRestart;
-      await run(name, globals(command));
-    });
-  }
-  mcp
-    .command('tools [name]')
-    .description('tools with their model-facing names, descriptions and annotations')
-    .option('--schema', 'add input and output schemas')
-    .option('--json', 'print JSON')
-    .action(async (name: string | undefined, _opts, command: Command) =>
-      (await import('./commands/mcp-live.ts')).mcpTools(name, globals(command)),
-    );
-  mcp
-    .command('call <name> <tool>')
-    .description('call one tool directly and print its normalized result')
-    .option('--args <json>', 'arguments as a JSON object')
-    .option('--args-file <file>', 'arguments from a JSON file (- for stdin)')
-    .option('--json', 'print the raw result as JSON')
-    .action(async (name: string, tool: string, _opts, command: Command) =>
-      (await import('./commands/mcp-live.ts')).mcpCall(name, tool, globals(command)),
-    );
+  addMcpLifecycleCommands(mcp);
+  return mcp;
+};
+
+/** `mcp logs NAME [--trace]`. */
+const addMcpLogs = (mcp: Command): void => {
   mcp
     .command('logs <name>')
     .description(
@@ -329,6 +342,28 @@ Examples:
         ? (await import('./commands/mcp-offers.ts')).mcpTrace(name, globals(command))
         : (await import('./commands/mcp-local.ts')).mcpLogs(name, globals(command)),
     );
+};
+
+/** `mcp tools|call|logs|prompts|prompt|resources|read`: what the servers offer, used by hand. */
+const addMcpOfferCommands = (mcp: Command): void => {
+  mcp
+    .command('tools [name]')
+    .description('tools with their model-facing names, descriptions and annotations')
+    .option('--schema', 'add input and output schemas')
+    .option('--json', 'print JSON')
+    .action(async (name: string | undefined, _opts, command: Command) =>
+      (await import('./commands/mcp-live.ts')).mcpTools(name, globals(command)),
+    );
+  mcp
+    .command('call <name> <tool>')
+    .description('call one tool directly and print its normalized result')
+    .option('--args <json>', 'arguments as a JSON object')
+    .option('--args-file <file>', 'arguments from a JSON file (- for stdin)')
+    .option('--json', 'print the raw result as JSON')
+    .action(async (name: string, tool: string, _opts, command: Command) =>
+      (await import('./commands/mcp-live.ts')).mcpCall(name, tool, globals(command)),
+    );
+  addMcpLogs(mcp);
   mcp
     .command('prompts [name]')
     .description('prompts the servers offer, with their arguments')
@@ -358,6 +393,10 @@ Examples:
     .action(async (name: string, uri: string, _opts, command: Command) =>
       (await import('./commands/mcp-offers.ts')).mcpRead(name, uri, globals(command)),
     );
+};
+
+/** `mcp serve`: the workspace as one MCP server for other clients. */
+const addMcpServe = (mcp: Command): void => {
   mcp
     .command('serve')
     .description(
@@ -397,6 +436,10 @@ Examples:
     .action(async (_opts, command: Command) =>
       (await import('./commands/mcp-serve.ts')).mcpServe(globals(command)),
     );
+};
+
+/** `mcp add|remove`: servers in the repository (or global) config. */
+const addMcpConfigEdits = (mcp: Command): void => {
   mcp
     .command('add <name> [command...]')
     .description(
@@ -421,7 +464,10 @@ Examples:
     .action(async (name: string, _opts, command: Command) =>
       (await import('./commands/mcp-local.ts')).mcpRemove(name, globals(command)),
     );
+};
 
+/** `daemon status|stop|restart|run`. */
+const addDaemonCommands = (program: Command): void => {
   const daemon = program
     .command('daemon')
     .description('the per-repository daemon that keeps MCP servers warm');
@@ -456,6 +502,20 @@ Examples:
     .action(async (_opts, command: Command) =>
       (await import('./commands/daemon.ts')).daemonRun(globals(command)),
     );
+};
 
+/** Builds the command tree; each action imports its command module only when it runs. */
+export const buildProgram = (): Command => {
+  const program = rootCommand();
+  addExamples(program);
+  addConfigCommands(program);
+  addToolCommands(program);
+  addExtensionCommands(program);
+  addSessionCommands(program);
+  const mcp = addMcpServerCommands(program);
+  addMcpOfferCommands(mcp);
+  addMcpServe(mcp);
+  addMcpConfigEdits(mcp);
+  addDaemonCommands(program);
   return program;
 };

@@ -279,6 +279,63 @@ const trace = async (ctx: SlashContext, args: string[]) => {
   });
 };
 
+/** `/undo [TURN] [apply]`: the files a turn changed, and with `apply` put back. */
+const undo = async (ctx: SlashContext, args: string[]): Promise<void> => {
+  const apply = args.includes('apply');
+  const rest = args.filter((a) => a !== 'apply');
+  const turn = rest[0] === undefined ? undefined : Number(rest[0]);
+  if (turn !== undefined && !(Number.isInteger(turn) && turn > 0))
+    return usage('/undo [TURN] [apply]');
+  const target = { sessionId: await ctx.sessionId(), ...(turn ? { turn } : {}) };
+  const plan = await ctx.client.request('session/undo', { ...target, apply });
+  if (plan.changes.length === 0)
+    return ctx.dispatch({
+      type: 'output',
+      title: 'Undo',
+      text: `turn ${plan.turn} changed no file`,
+    });
+  const files = plan.changes.map((c) => `${c.change.padEnd(8)} ${c.path}`).join('\n');
+  return ctx.dispatch({
+    type: 'output',
+    title: apply ? `Undid turn ${plan.turn}` : `Undo turn ${plan.turn}?`,
+    text: apply
+      ? `put back as they were before the turn:\n${files}${plan.refused.length ? `\nnot written (outside the workspace now): ${plan.refused.join(', ')}` : ''}`
+      : `${files}\n\n${plan.diff}\n/undo ${plan.turn} apply puts these files back as they were before the turn`,
+  });
+};
+
+/** `/cost`: what this session has spent, its earlier runs included. */
+const cost = (ctx: SlashContext): void => {
+  const { totals, sessionId } = ctx.getState();
+  const text = [
+    `session   ${sessionId ?? '-'}`,
+    `turns     ${totals.turns}`,
+    `tokens    ${formatTokens(totals.inputTokens)} in, ${formatTokens(totals.outputTokens)} out`,
+    `cost      ${totals.costUsd > 0 ? formatCost(totals.costUsd) : 'unknown (set prices for the model in the config)'}`,
+  ].join('\n');
+  return ctx.dispatch({
+    type: 'output',
+    title: 'Cost (this session, its earlier runs included)',
+    text,
+  });
+};
+
+/** `/resume [ID [TURN] | WORDS]`: a session again (from a turn: a fork), or the ones that match. */
+const resume = async (ctx: SlashContext, args: string[]): Promise<void> => {
+  if (!args[0]) return sessions(ctx);
+  if (!isSessionId(args[0]) || (args.length > 1 && !/^\d+$/.test(args[1]!)))
+    return findSessions(ctx, args.join(' '));
+  if (args[1] !== undefined) {
+    const atTurn = Number(args[1]);
+    if (!Number.isInteger(atTurn) || atTurn < 1)
+      return usage('/resume ID [TURN]: TURN is a turn number');
+    await ctx.open({ resume: args[0], atTurn }, `forked ${args[0]} at turn ${atTurn}`);
+    return;
+  }
+  await ctx.open({ resume: args[0] }, `resumed ${args[0]}`);
+  return;
+};
+
 /** Runs one slash command; throws with a message for the transcript when it fails. */
 export const runSlash = async (name: string, args: string[], ctx: SlashContext): Promise<void> => {
   const busy = () => {
@@ -309,44 +366,12 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
       return sessions(ctx);
     case 'resume':
       busy();
-      if (!args[0]) return sessions(ctx);
-      if (!isSessionId(args[0]) || (args.length > 1 && !/^\d+$/.test(args[1]!)))
-        return findSessions(ctx, args.join(' '));
-      if (args[1] !== undefined) {
-        const atTurn = Number(args[1]);
-        if (!Number.isInteger(atTurn) || atTurn < 1)
-          return usage('/resume ID [TURN]: TURN is a turn number');
-        await ctx.open({ resume: args[0], atTurn }, `forked ${args[0]} at turn ${atTurn}`);
-        return;
-      }
-      await ctx.open({ resume: args[0] }, `resumed ${args[0]}`);
-      return;
+      return resume(ctx, args);
     case 'context':
       return contextView(ctx);
-    case 'undo': {
+    case 'undo':
       busy();
-      const apply = args.includes('apply');
-      const rest = args.filter((a) => a !== 'apply');
-      const turn = rest[0] === undefined ? undefined : Number(rest[0]);
-      if (turn !== undefined && !(Number.isInteger(turn) && turn > 0))
-        return usage('/undo [TURN] [apply]');
-      const target = { sessionId: await ctx.sessionId(), ...(turn ? { turn } : {}) };
-      const plan = await ctx.client.request('session/undo', { ...target, apply });
-      if (plan.changes.length === 0)
-        return ctx.dispatch({
-          type: 'output',
-          title: 'Undo',
-          text: `turn ${plan.turn} changed no file`,
-        });
-      const files = plan.changes.map((c) => `${c.change.padEnd(8)} ${c.path}`).join('\n');
-      return ctx.dispatch({
-        type: 'output',
-        title: apply ? `Undid turn ${plan.turn}` : `Undo turn ${plan.turn}?`,
-        text: apply
-          ? `put back as they were before the turn:\n${files}${plan.refused.length ? `\nnot written (outside the workspace now): ${plan.refused.join(', ')}` : ''}`
-          : `${files}\n\n${plan.diff}\n/undo ${plan.turn} apply puts these files back as they were before the turn`,
-      });
-    }
+      return undo(ctx, args);
     case 'compact': {
       busy();
       const focus = args.join(' ').trim();
@@ -356,20 +381,8 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
       });
       return ctx.dispatch({ type: 'output', title: 'Compact', text: notes.join('\n') });
     }
-    case 'cost': {
-      const { totals, sessionId } = ctx.getState();
-      const text = [
-        `session   ${sessionId ?? '-'}`,
-        `turns     ${totals.turns}`,
-        `tokens    ${formatTokens(totals.inputTokens)} in, ${formatTokens(totals.outputTokens)} out`,
-        `cost      ${totals.costUsd > 0 ? formatCost(totals.costUsd) : 'unknown (set prices for the model in the config)'}`,
-      ].join('\n');
-      return ctx.dispatch({
-        type: 'output',
-        title: 'Cost (this session, its earlier runs included)',
-        text,
-      });
-    }
+    case 'cost':
+      return cost(ctx);
     case 'config':
       return config(ctx);
     case 'trace':
