@@ -1,6 +1,19 @@
 import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 
+/** `fire` calls `run` once, `ms` after the last of a burst of calls; `cancel` drops a pending one. */
+export const debounced = (run: () => void, ms: number) => {
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    fire: (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(run, ms);
+      timer.unref();
+    },
+    cancel: (): void => clearTimeout(timer),
+  };
+};
+
 /**
  * Watches config files (which may not exist yet) through their directories and calls `onChange`
  * once per burst of changes. Returns a function that stops watching.
@@ -16,12 +29,7 @@ export const watchConfigFiles = (
     if (!byDir.has(dir)) byDir.set(dir, new Set());
     byDir.get(dir)!.add(path.basename(file));
   }
-  let timer: NodeJS.Timeout | undefined;
-  const fire = () => {
-    clearTimeout(timer);
-    timer = setTimeout(onChange, debounceMs);
-    timer.unref();
-  };
+  const { fire, cancel } = debounced(onChange, debounceMs);
   const watchers: FSWatcher[] = [];
   for (const [dir, names] of byDir) {
     try {
@@ -46,7 +54,7 @@ export const watchConfigFiles = (
     }
   }
   return () => {
-    clearTimeout(timer);
+    cancel();
     for (const watcher of watchers) watcher.close();
   };
 };

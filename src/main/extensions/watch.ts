@@ -1,5 +1,6 @@
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
+import { debounced } from '../engine/config-watch.ts';
 
 /**
  * Watches extension directories (with their subdirectories) and calls `onChange` once per burst
@@ -11,12 +12,7 @@ export const watchExtensionDirs = (
   onChange: () => void,
   debounceMs = 150,
 ): (() => void) => {
-  let timer: NodeJS.Timeout | undefined;
-  const fire = () => {
-    clearTimeout(timer);
-    timer = setTimeout(onChange, debounceMs);
-    timer.unref();
-  };
+  const { fire, cancel } = debounced(onChange, debounceMs);
   const watchers: FSWatcher[] = [];
   const add = (dir: string, recursive: boolean, only?: string) => {
     try {
@@ -46,7 +42,7 @@ export const watchExtensionDirs = (
     parents.add(key);
   }
   return () => {
-    clearTimeout(timer);
+    cancel();
     for (const watcher of watchers) watcher.close();
   };
 };
