@@ -172,4 +172,57 @@ describe('catalog and client capabilities', () => {
     });
     t.host.setElicitationHandler(undefined);
   });
+
+  it.each(['elicitation', 'modern'] as const)(
+    "gives a call's slot back while it waits for an answer (%s): the server's other calls go on",
+    async (fixture) => {
+      const own = await startHost([fixtureSpec(fixture, { maxConcurrency: 1 })]);
+      onTestFinished(() => own.host.close());
+      await ready(own.host, fixture);
+      const tool = fixture === 'modern' ? 'modern__confirm' : 'elicitation__ask_user';
+      const answers: (() => void)[] = [];
+      // Both calls reach the server although it takes one at a time: the first one waits.
+      const bothAsked = new Promise<void>((resolve) =>
+        own.host.setElicitationHandler(
+          () =>
+            new Promise((answer) => {
+              answers.push(() => answer({ action: 'accept', content: { name: 'Ann', ok: true } }));
+              if (answers.length === 2) resolve();
+            }),
+        ),
+      );
+      const calls = [own.host.callTool(tool, {}), own.host.callTool(tool, {})];
+      await bothAsked;
+      const [status] = await own.host.status();
+      expect(status).toMatchObject({ inFlight: 0, queued: 0 });
+      for (const answer of answers) answer();
+      for (const result of await Promise.all(calls)) expect(result.ok).toBe(true);
+      const [after] = await own.host.status();
+      expect(after).toMatchObject({ inFlight: 0, queued: 0 });
+    },
+  );
+
+  it("puts a 2026-07-28 server's question to the call that got it, with two callers' calls in flight", async () => {
+    const own = await startHost([fixtureSpec('modern')]);
+    onTestFinished(() => own.host.close());
+    await ready(own.host, 'modern');
+    const asked: string[] = [];
+    let bothAsked: () => void = () => {};
+    const both = new Promise<void>((resolve) => (bothAsked = resolve));
+    // Each caller answers once both were asked: until then both calls are in flight.
+    const caller = (who: string) => ({
+      onElicit: async () => {
+        asked.push(who);
+        if (asked.length === 2) bothAsked();
+        await both;
+        return { action: 'accept' as const, content: { ok: true } };
+      },
+    });
+    const results = await Promise.all([
+      own.host.callTool('modern__confirm', {}, caller('A')),
+      own.host.callTool('modern__confirm', {}, caller('B')),
+    ]);
+    expect(results.map((r) => r.output)).toEqual(['confirmed', 'confirmed']);
+    expect(asked.sort()).toEqual(['A', 'B']);
+  });
 });
