@@ -72,3 +72,16 @@ export const awaitAnswer = <T>(server: string, wait: () => Promise<T>): Promise<
   const call = relatedCall(server);
   return call?.whileAnswering ? call.whileAnswering(wait) : wait();
 };
+
+/**
+ * True when a request of `server` cannot be told to belong to one caller: it came outside any
+ * call's async context (a 2025 server's request names no call), and the calls in flight on the
+ * server that reached it were made by more than one caller (a gateway client and a session, two
+ * clients). Putting it to either might show one caller's question to another, or let another
+ * answer it.
+ */
+export const ambiguousCaller = (server: string): boolean => {
+  if (scope.getStore()?.server === server) return false;
+  const reached = (inFlight.get(server) ?? []).filter((call) => !call.queued);
+  return new Set(reached.map((call) => call.asker)).size > 1;
+};

@@ -9,7 +9,7 @@ import type {
 } from '../protocol/mcp.ts';
 import { toWire } from '../protocol/wire-error.ts';
 import { BusyPoll } from './busy-poll.ts';
-import { relatedCall } from './call-scope.ts';
+import { ambiguousCaller, relatedCall } from './call-scope.ts';
 import { McpManager } from './manager.ts';
 
 // The MCP worker thread: owns every MCP client; answers requests from main, pushes events.
@@ -62,25 +62,39 @@ const askerOf = (server: string): { asker?: number } => {
   return asker === undefined ? {} : { asker };
 };
 
+/** Why a request of `server` that could be any of several callers' is declined. */
+const ambiguous = (server: string) =>
+  `niffler cannot tell which caller's call ${server} asks for (calls of more than one are in flight, and the request names none); declined`;
+
 const manager = new McpManager(data, post, (server) => ({
   elicit: (elicitation, signal) =>
-    ask<McpElicitationAnswer>(
-      (requestId) => ({
-        type: 'elicitation-request',
-        requestId,
-        server,
-        elicitation,
-        ...askerOf(server),
-      }),
-      signal,
-      { action: 'cancel', reason: 'the server canceled the request' },
-    ),
+    ambiguousCaller(server)
+      ? Promise.resolve({ action: 'decline', reason: ambiguous(server) })
+      : ask<McpElicitationAnswer>(
+          (requestId) => ({
+            type: 'elicitation-request',
+            requestId,
+            server,
+            elicitation,
+            ...askerOf(server),
+          }),
+          signal,
+          { action: 'cancel', reason: 'the server canceled the request' },
+        ),
   sample: (params, signal) =>
-    ask<McpSamplingAnswer>(
-      (requestId) => ({ type: 'sampling-request', requestId, server, params, ...askerOf(server) }),
-      signal,
-      { ok: false, reason: 'the server canceled the request' },
-    ),
+    ambiguousCaller(server)
+      ? Promise.resolve({ ok: false, reason: ambiguous(server) })
+      : ask<McpSamplingAnswer>(
+          (requestId) => ({
+            type: 'sampling-request',
+            requestId,
+            server,
+            params,
+            ...askerOf(server),
+          }),
+          signal,
+          { ok: false, reason: 'the server canceled the request' },
+        ),
 }));
 
 const running = new Map<number, AbortController>();

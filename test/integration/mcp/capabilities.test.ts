@@ -225,4 +225,41 @@ describe('catalog and client capabilities', () => {
     expect(results.map((r) => r.output)).toEqual(['confirmed', 'confirmed']);
     expect(asked.sort()).toEqual(['A', 'B']);
   });
+
+  it("declines a 2025 server's question that could be either of two callers' (the request names no call)", async () => {
+    const own = await startHost([fixtureSpec('elicitation')]);
+    onTestFinished(() => own.host.close());
+    await ready(own.host, 'elicitation');
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let firstAsked: () => void = () => {};
+    const asked = new Promise<void>((resolve) => (firstAsked = resolve));
+    const first = own.host.callTool(
+      'elicitation__ask_user',
+      {},
+      {
+        onElicit: async () => {
+          firstAsked();
+          await released;
+          return { action: 'accept', content: { name: 'Ann' } };
+        },
+      },
+    );
+    await asked;
+    // A second caller's call while the first one's question is open: whose is the next question?
+    const second = await own.host.callTool(
+      'elicitation__ask_user',
+      {},
+      { onElicit: () => Promise.resolve({ action: 'accept', content: { name: 'Bob' } }) },
+    );
+    expect(JSON.parse(second.output!)).toMatchObject({
+      action: 'decline',
+      _meta: { reason: expect.stringContaining('cannot tell which caller') },
+    });
+    release();
+    expect(JSON.parse((await first).output!)).toMatchObject({
+      action: 'accept',
+      content: { name: 'Ann' },
+    });
+  });
 });
