@@ -204,4 +204,68 @@ describe('bad input to the gateway', () => {
     });
     expect(rebinding.status).toBe(403);
   });
+
+  it('a requestState tampered with, or of an earlier round, is refused; the latest one still goes on', async () => {
+    const ws = makeE2eWorkspace();
+    ws.writeGlobal(
+      `mcpServers:\n${fixtureYaml('conformance', 'conformance-reference', '    trust: true\n')}`,
+    );
+    const gateway = await httpGateway(ws, ['--server', 'conformance']);
+    type Answer = {
+      result?: { resultType?: string; requestState?: string; inputRequests?: object };
+      error?: { code: number };
+    };
+    let id = 0;
+    const call = async (extra: object = {}): Promise<Answer> => {
+      const name = 'test_input_required_result_multi_round';
+      const response = await fetch(gateway.url, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          Authorization: `Bearer ${gateway.token}`,
+          'MCP-Protocol-Version': '2026-07-28',
+          'Mcp-Method': 'tools/call',
+          'Mcp-Name': name,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: ++id,
+          method: 'tools/call',
+          params: {
+            name,
+            arguments: {},
+            ...extra,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+            },
+          },
+        }),
+      });
+      return (await response.json()) as Answer;
+    };
+    const answer = (round: Answer, content: object) => ({
+      inputResponses: Object.fromEntries(
+        Object.keys(round.result!.inputRequests!).map((key) => [
+          key,
+          { action: 'accept', content },
+        ]),
+      ),
+      requestState: round.result!.requestState,
+    });
+    const first = await call();
+    expect(first.result?.resultType).toBe('input_required');
+    const second = await call(answer(first, { name: 'Ann' }));
+    expect(second.result?.resultType).toBe('input_required');
+    expect(second.result?.requestState).not.toBe(first.result?.requestState);
+    // Round 1's state again, and round 2's with a byte changed: both refused.
+    expect((await call(answer(first, { name: 'Eve' }))).error?.code).toBe(-32602);
+    const tampered = { ...answer(second, { color: 'red' }) };
+    tampered.requestState = `${tampered.requestState!.slice(0, -2)}xx`;
+    expect((await call(tampered)).error?.code).toBe(-32602);
+    const done = await call(answer(second, { color: 'blue' }));
+    expect(textOf(done.result)).toBe('Multi-round complete for Ann who likes blue');
+  });
 });

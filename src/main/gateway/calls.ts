@@ -63,14 +63,19 @@ const outcomeFor = (
     },
   );
 
-/** The tools this consumer is offered now, and those it is not (with why). */
+/**
+ * The tools this consumer is offered now, and those it is not (with why); of those `named` only,
+ * when given (each tool is decided on its own: a call decides just the one it names).
+ */
 export const offersFor = async (
   deps: GatewayDeps,
   view: ConsumerView,
+  named?: string,
 ): Promise<{ offered: (Offer & { gateway: GatewayTool })[]; hidden: Hidden[] }> => {
   const config = deps.loaded();
   if (!config) return { offered: [], hidden: [] };
-  const tools = await deps.catalog.tools(view.consumer.scope);
+  const all = await deps.catalog.tools(view.consumer.scope);
+  const tools = named === undefined ? all : all.filter((t) => servedAs(view, t.catalog) === named);
   const byName = new Map(tools.map((t) => [t.catalog.name, t]));
   const decide = (tool: CatalogTool): PolicyDecision =>
     outcomeFor(deps, config, view, tool, {}).outcome.decision;
@@ -82,6 +87,10 @@ export const offersFor = async (
   return { offered: offered.map((o) => ({ ...o, gateway: byName.get(o.tool.name)! })), hidden };
 };
 
+/** The name a consumer knows `tool` by: its model-facing name, or its own with a `--server` scope. */
+const servedAs = (view: ConsumerView, tool: CatalogTool): string =>
+  view.consumer.scope ? tool.tool : tool.name;
+
 /**
  * The offer a consumer calls by the name it was given — once servers still starting are done, if
  * it is not there yet; an unknown or hidden one is -32602.
@@ -92,15 +101,14 @@ const findOffer = async (
   name: string,
   signal: AbortSignal,
 ) => {
-  const served = (tool: CatalogTool) => (view.consumer.scope ? tool.tool : tool.name);
-  let { offered, hidden } = await offersFor(deps, view);
-  if (!offered.some((o) => served(o.tool) === name)) {
+  let { offered, hidden } = await offersFor(deps, view, name);
+  if (offered.length === 0) {
     await deps.settled(signal);
-    ({ offered, hidden } = await offersFor(deps, view));
+    ({ offered, hidden } = await offersFor(deps, view, name));
   }
-  const offer = offered.find((o) => served(o.tool) === name);
+  const offer = offered[0];
   if (offer) return offer;
-  const why = hidden.find((h) => served(h.tool) === name)?.why;
+  const why = hidden[0]?.why;
   throw new ProtocolError(
     ProtocolErrorCode.InvalidParams,
     why

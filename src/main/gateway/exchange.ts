@@ -33,6 +33,8 @@ export class Exchange<R> {
   readonly result: Promise<R>;
   /** The consumer's request of the current round. */
   current: ServerContext | undefined;
+  /** Rounds that ended with `input_required`: the one whose `requestState` may come back. */
+  rounds = 0;
   readonly #pending = new Map<string, { request: InputRequest; answer: (r: unknown) => void }>();
   #wake: () => void = () => {};
   #settled = false;
@@ -106,7 +108,7 @@ export class Exchange<R> {
 /** The exchanges waiting for their consumers' next round, and the seal on their `requestState`. */
 export class Exchanges {
   readonly #waiting = new Map<string, { exchange: Exchange<unknown>; timer: NodeJS.Timeout }>();
-  readonly #codec = createRequestStateCodec<{ x: string }>({
+  readonly #codec = createRequestStateCodec<{ x: string; r: number }>({
     key: randomBytes(32),
     ttlSeconds: EXCHANGE_TTL_MS / 1000,
   });
@@ -124,13 +126,20 @@ export class Exchanges {
     start: (ctx: ServerContext) => Exchange<R>,
     finish: (result: R) => T,
   ): Promise<T | InputRequiredResult> {
-    const state = ctx.mcpReq.requestState<{ x: string }>();
-    const known = state ? this.#take(state.x) : undefined;
-    if (state && (!known || known.owner !== owner))
+    const state = ctx.mcpReq.requestState<{ x: string; r: number }>();
+    const waiting = state ? this.#waiting.get(state.x)?.exchange : undefined;
+    if (state && (!waiting || waiting.owner !== owner))
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
         'requestState names an exchange that has ended (or is not yours): send the request anew',
       );
+    // A state of an earlier round (replayed): the exchange waits on for its latest one.
+    if (state && waiting && waiting.rounds !== state.r)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `requestState is of round ${state.r}, and this exchange is at round ${waiting.rounds}: send the latest requestState`,
+      );
+    const known = state ? this.#take(state.x) : undefined;
     const exchange = (known as Exchange<R> | undefined) ?? start(ctx);
     exchange.current = ctx;
     exchange.answer(ctx.mcpReq.inputResponses);
@@ -140,9 +149,10 @@ export class Exchanges {
     const timer = setTimeout(() => this.#take(exchange.id)?.abort(), EXCHANGE_TTL_MS);
     timer.unref();
     this.#waiting.set(exchange.id, { exchange: exchange, timer });
+    // Each round's state is its own (the exchange and the round's number, sealed).
     return inputRequired({
       inputRequests: next,
-      requestState: await this.#codec.mint({ x: exchange.id }),
+      requestState: await this.#codec.mint({ x: exchange.id, r: ++exchange.rounds }),
     });
   }
 

@@ -10,6 +10,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/client';
 import { fail, type ToolResult } from '../protocol/tool-result.ts';
+import { currentCall } from './call-scope.ts';
 import type { ConnectionContext, ServerBase } from './server-base.ts';
 import { MAX_INPUT_ROUNDS, type ServerLink } from './link.ts';
 import type { CallOutcome } from './metrics.ts';
@@ -155,13 +156,19 @@ export const callTool = async (
   const cached = ttl !== undefined ? conn.results.get(tool, args) : undefined;
   if (cached) return cached;
   // A free slot is taken without a round through the microtask queue.
-  if (!conn.limiter.tryAcquire())
+  if (!conn.limiter.tryAcquire()) {
+    const scope = currentCall();
+    if (scope) scope.queued = true;
     try {
       await conn.limiter.acquire(signal);
     } catch (error) {
       if (signal.aborted) return fail('canceled', 'the call was canceled while queued');
       return record(conn, tool, started, fail('server-crashed', (error as Error).message));
+    } finally {
+      if (scope) delete scope.queued;
     }
+  }
+  const slot = holdSlot(conn, signal);
   try {
     const link = conn.link;
     if (conn.state !== 'ready' || !link) return record(conn, tool, started, unavailable(conn));
@@ -179,8 +186,49 @@ export const callTool = async (
   } catch (error) {
     return record(conn, tool, started, failed(conn, 'tools/call', tool, signal, error));
   } finally {
-    conn.limiter.release();
+    slot.done();
   }
+};
+
+/**
+ * The slot a call took: given back while the call waits for answers to what its server asked
+ * (its call scope's `whileAnswering`), taken again before the answer goes to the server, and
+ * released once when the call ends.
+ */
+const holdSlot = (conn: ServerBase, signal: AbortSignal) => {
+  let held = true;
+  let waiting = 0;
+  let ended = false;
+  const scope = currentCall();
+  if (scope?.server === conn.name)
+    scope.whileAnswering = async (wait) => {
+      if (waiting++ === 0 && held) {
+        held = false;
+        conn.limiter.release();
+      }
+      try {
+        return await wait();
+      } finally {
+        if (--waiting === 0 && !ended && !held) {
+          // Aborted or the server went away meanwhile: the call ends without its slot.
+          await conn.limiter.acquire(signal).then(
+            () => {
+              if (ended) conn.limiter.release();
+              else held = true;
+            },
+            () => undefined,
+          );
+        }
+      }
+    };
+  return {
+    done: () => {
+      ended = true;
+      if (scope) delete scope.whileAnswering;
+      if (held) conn.limiter.release();
+      held = false;
+    },
+  };
 };
 
 /** `text` without the server's secret values (its env, headers, OAuth secrets) and tokens. */

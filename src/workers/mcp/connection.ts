@@ -1,6 +1,7 @@
 import type { McpTransportKind } from '../protocol/mcp.ts';
 import { StartAttempt } from './attempt.ts';
 import { authErrorOf, type AuthError } from './auth/errors.ts';
+import { awaitAnswer } from './call-scope.ts';
 import { AUTH_WAIT_MS } from './auth/provider.ts';
 import { describeExit, describeStartFailure } from './describe.ts';
 import { watchHealth } from './health.ts';
@@ -167,11 +168,11 @@ export class ServerConnection extends ServerBase {
       },
       elicit: (elicitation, signal) => {
         this.noteRequest('elicitation');
-        return base.elicit(elicitation, signal);
+        return awaitAnswer(this.name, () => base.elicit(elicitation, signal));
       },
       sample: (params, signal) => {
         this.noteRequest('sampling');
-        return base.sample(params, signal);
+        return awaitAnswer(this.name, () => base.sample(params, signal));
       },
       serverLog: (level, logger, data) => {
         this.output.serverLog(level, logger, data);

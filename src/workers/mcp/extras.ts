@@ -1,5 +1,7 @@
 import {
   ProtocolError,
+  SdkError,
+  SdkErrorCode,
   type CallToolResult,
   type Client,
   type RequestOptions,
@@ -112,8 +114,9 @@ export const complete = async (
 
 /**
  * Passes one request to the server as it is and gives back its result whole, or its JSON-RPC
- * error with the server's code (redacted, as failed calls are); a server that is not ready, a
- * timeout or a lost connection is an internal error (-32603) saying which. Never throws.
+ * error with the server's code (redacted, as failed calls are); a method the server's protocol
+ * revision does not have is -32601 (method not found); a server that is not ready, a timeout or a
+ * lost connection is an internal error (-32603) saying which. Never throws.
  */
 export const forward = async (
   conn: ServerBase,
@@ -139,6 +142,17 @@ export const forward = async (
         code: error.code,
         message: conn.redact(error.message),
         ...(error.data !== undefined ? { data: error.data } : {}),
+      };
+    // A method the server's protocol revision has not (resources/subscribe in 2026-07-28): the
+    // client refuses it unsent; the caller reads it as the server not having the method.
+    if (
+      SdkError.isInstance(error) &&
+      error.code === SdkErrorCode.MethodNotSupportedByProtocolVersion
+    )
+      return {
+        ok: false,
+        code: -32601,
+        message: `${conn.spec.name} speaks protocol ${client.getNegotiatedProtocolVersion() ?? '?'}, which has no ${method}`,
       };
     const subject = [params['uri'], params['name']].find((v) => typeof v === 'string') ?? '';
     const why = failed(conn, method, subject, signal, error);

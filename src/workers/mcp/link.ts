@@ -5,12 +5,14 @@ import {
   SdkError,
   SdkErrorCode,
   type McpSubscription,
+  type RequestOptions,
   type Transport,
 } from '@modelcontextprotocol/client';
 import type { McpLogLevel, McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
 import type { AuthHooks, ServerAuth } from './auth/provider.ts';
 import { serverAuthFor } from './auth/setup.ts';
 import { listCatalog, MAX_PAGES, type Catalog } from './catalog.ts';
+import { withinCallOf } from './call-scope.ts';
 import {
   CLIENT_CAPABILITIES,
   CLIENT_INFO,
@@ -179,6 +181,25 @@ export const openLink = async (
   }
 };
 
+/**
+ * The SDK's client, with a 2026-07-28 server's `input_required` rounds fulfilled inside the call
+ * that got them: what the server asks then is put to whoever made that call, not to the latest.
+ */
+class CallScopedClient extends Client {
+  protected override _resolveNonCompleteResult(
+    decoded: {
+      kind: 'input_required';
+      inputRequests: Record<string, unknown>;
+      requestState?: string;
+    },
+    flow: { options: RequestOptions | undefined },
+  ): Promise<unknown> {
+    return withinCallOf(flow.options?.signal, () =>
+      super._resolveNonCompleteResult(decoded, flow as never),
+    );
+  }
+}
+
 const connect = async (
   spec: McpServerSpec,
   kind: McpTransportKind,
@@ -186,7 +207,7 @@ const connect = async (
   negotiation: Negotiation,
   signal: AbortSignal,
 ): Promise<ServerLink> => {
-  const client = new Client(CLIENT_INFO, {
+  const client = new CallScopedClient(CLIENT_INFO, {
     capabilities: CLIENT_CAPABILITIES,
     ...(negotiation.mode ? { versionNegotiation: negotiation.mode } : {}),
     inputRequired: { maxRounds: MAX_INPUT_ROUNDS },

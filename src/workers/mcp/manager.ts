@@ -210,7 +210,7 @@ export class McpManager {
     const conn = this.connections.get(server);
     if (!conn)
       return { ok: false, code: INTERNAL_ERROR, message: `no MCP server named "${server}"` };
-    return inCallScope({ server, tool: undefined, asker }, () =>
+    return inCallScope({ server, tool: undefined, asker, signal }, () =>
       forward(conn, method, params, signal),
     );
   }

@@ -221,8 +221,9 @@ export class ServerBase {
   ): Promise<ToolResult> {
     if (this.state === 'starting' && this.attempt)
       await abortable(this.attempt, options.signal).catch(() => undefined);
-    return inCallScope({ server: this.name, tool, asker: options.asker }, () =>
-      callTool(this, tool, args, options, this.ctx),
+    return inCallScope(
+      { server: this.name, tool, asker: options.asker, signal: options.signal },
+      () => callTool(this, tool, args, options, this.ctx),
     );
   }
 

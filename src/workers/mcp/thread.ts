@@ -9,23 +9,27 @@ import type {
 } from '../protocol/mcp.ts';
 import { toWire } from '../protocol/wire-error.ts';
 import { BusyPoll } from './busy-poll.ts';
-import { relatedCall } from './call-scope.ts';
+import { ambiguousCaller, relatedCall } from './call-scope.ts';
 import { McpManager } from './manager.ts';
 
 /** A request from main that is answered by a result (or an error). */
 type Answered = Exclude<McpRequest, { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' }>;
 
-/**
- * The MCP worker thread's work, once its data is known (see worker.ts): owns every MCP client;
- * answers requests from main on `port`, pushes events to it, and asks main what servers ask of
- * the user (elicitation) or of the model (sampling).
- */
 /** Who made the call a request of `server` belongs to, as the engine numbered them. */
 const askerOf = (server: string): { asker?: number } => {
   const asker = relatedCall(server)?.asker;
   return asker === undefined ? {} : { asker };
 };
 
+/** Why a request of `server` that could be any of several callers' is declined. */
+const ambiguous = (server: string) =>
+  `niffler cannot tell which caller's call ${server} asks for (calls of more than one are in flight, and the request names none); declined`;
+
+/**
+ * The MCP worker thread's work, once its data is known (see worker.ts): owns every MCP client;
+ * answers requests from main on `port`, pushes events to it, and asks main what servers ask of
+ * the user (elicitation) or of the model (sampling).
+ */
 export class McpWorkerThread {
   // Half a millisecond of polling after each request from main and each answer to it: what
   // follows soon (the server's answer, main's next call) is taken without a thread wake-up (see
@@ -44,29 +48,33 @@ export class McpWorkerThread {
   ) {
     this.#manager = new McpManager(data, this.#post, (server) => ({
       elicit: (elicitation, signal) =>
-        this.#ask<McpElicitationAnswer>(
-          (requestId) => ({
-            type: 'elicitation-request',
-            requestId,
-            server,
-            elicitation,
-            ...askerOf(server),
-          }),
-          signal,
-          { action: 'cancel', reason: 'the server canceled the request' },
-        ),
+        ambiguousCaller(server)
+          ? Promise.resolve({ action: 'decline', reason: ambiguous(server) })
+          : this.#ask<McpElicitationAnswer>(
+              (requestId) => ({
+                type: 'elicitation-request',
+                requestId,
+                server,
+                elicitation,
+                ...askerOf(server),
+              }),
+              signal,
+              { action: 'cancel', reason: 'the server canceled the request' },
+            ),
       sample: (params, signal) =>
-        this.#ask<McpSamplingAnswer>(
-          (requestId) => ({
-            type: 'sampling-request',
-            requestId,
-            server,
-            params,
-            ...askerOf(server),
-          }),
-          signal,
-          { ok: false, reason: 'the server canceled the request' },
-        ),
+        ambiguousCaller(server)
+          ? Promise.resolve({ ok: false, reason: ambiguous(server) })
+          : this.#ask<McpSamplingAnswer>(
+              (requestId) => ({
+                type: 'sampling-request',
+                requestId,
+                server,
+                params,
+                ...askerOf(server),
+              }),
+              signal,
+              { ok: false, reason: 'the server canceled the request' },
+            ),
     }));
   }
 

@@ -172,4 +172,94 @@ describe('catalog and client capabilities', () => {
     });
     t.host.setElicitationHandler(undefined);
   });
+
+  it.each(['elicitation', 'modern'] as const)(
+    "gives a call's slot back while it waits for an answer (%s): the server's other calls go on",
+    async (fixture) => {
+      const own = await startHost([fixtureSpec(fixture, { maxConcurrency: 1 })]);
+      onTestFinished(() => own.host.close());
+      await ready(own.host, fixture);
+      const tool = fixture === 'modern' ? 'modern__confirm' : 'elicitation__ask_user';
+      const answers: (() => void)[] = [];
+      // Both calls reach the server although it takes one at a time: the first one waits.
+      const bothAsked = new Promise<void>((resolve) =>
+        own.host.setElicitationHandler(
+          () =>
+            new Promise((answer) => {
+              answers.push(() => answer({ action: 'accept', content: { name: 'Ann', ok: true } }));
+              if (answers.length === 2) resolve();
+            }),
+        ),
+      );
+      const calls = [own.host.callTool(tool, {}), own.host.callTool(tool, {})];
+      await bothAsked;
+      const [status] = await own.host.status();
+      expect(status).toMatchObject({ inFlight: 0, queued: 0 });
+      for (const answer of answers) answer();
+      for (const result of await Promise.all(calls)) expect(result.ok).toBe(true);
+      const [after] = await own.host.status();
+      expect(after).toMatchObject({ inFlight: 0, queued: 0 });
+    },
+  );
+
+  it("puts a 2026-07-28 server's question to the call that got it, with two callers' calls in flight", async () => {
+    const own = await startHost([fixtureSpec('modern')]);
+    onTestFinished(() => own.host.close());
+    await ready(own.host, 'modern');
+    const asked: string[] = [];
+    let bothAsked: () => void = () => {};
+    const both = new Promise<void>((resolve) => (bothAsked = resolve));
+    // Each caller answers once both were asked: until then both calls are in flight.
+    const caller = (who: string) => ({
+      onElicit: async () => {
+        asked.push(who);
+        if (asked.length === 2) bothAsked();
+        await both;
+        return { action: 'accept' as const, content: { ok: true } };
+      },
+    });
+    const results = await Promise.all([
+      own.host.callTool('modern__confirm', {}, caller('A')),
+      own.host.callTool('modern__confirm', {}, caller('B')),
+    ]);
+    expect(results.map((r) => r.output)).toEqual(['confirmed', 'confirmed']);
+    expect(asked.sort()).toEqual(['A', 'B']);
+  });
+
+  it("declines a 2025 server's question that could be either of two callers' (the request names no call)", async () => {
+    const own = await startHost([fixtureSpec('elicitation')]);
+    onTestFinished(() => own.host.close());
+    await ready(own.host, 'elicitation');
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let firstAsked: () => void = () => {};
+    const asked = new Promise<void>((resolve) => (firstAsked = resolve));
+    const first = own.host.callTool(
+      'elicitation__ask_user',
+      {},
+      {
+        onElicit: async () => {
+          firstAsked();
+          await released;
+          return { action: 'accept', content: { name: 'Ann' } };
+        },
+      },
+    );
+    await asked;
+    // A second caller's call while the first one's question is open: whose is the next question?
+    const second = await own.host.callTool(
+      'elicitation__ask_user',
+      {},
+      { onElicit: () => Promise.resolve({ action: 'accept', content: { name: 'Bob' } }) },
+    );
+    expect(JSON.parse(second.output!)).toMatchObject({
+      action: 'decline',
+      _meta: { reason: expect.stringContaining('cannot tell which caller') },
+    });
+    release();
+    expect(JSON.parse((await first).output!)).toMatchObject({
+      action: 'accept',
+      content: { name: 'Ann' },
+    });
+  });
 });

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolsSchema } from '../../../src/main/config/schema.ts';
+import { builtinTool, isConfigured } from '../../../src/main/engine/capabilities.ts';
 import { ToolsHost } from '../../../src/main/threads/tools.ts';
 import { builtinTools } from '../../../src/workers/protocol/tools.ts';
 import { isAlive, tempRepo, waitForLines, type TempRepo } from '../../unit/tools/repo.ts';
@@ -108,9 +109,10 @@ describe('ToolsHost: the real piscina pool and worker file', () => {
       env: { NIFFLER_HOME: repo.home },
       maxThreads: 1,
     });
-    // Every built-in is defined (what the model is offered is the capabilities module's call);
-    // a disabled one is refused where it runs, whoever asks.
-    expect(limited.definitions().map((tool) => tool.name)).toContain('bash');
+    // The pool describes every built-in; the capabilities module leaves a disabled one out of
+    // what a model or a gateway client is offered, and the pool refuses to run it.
+    const bash = limited.definitions().find((tool) => tool.name === 'bash')!;
+    expect(isConfigured(builtinTool(bash), { disabledBuiltins: ['bash'] })).toBe(false);
     expect(await limited.run({ name: 'bash', args: { command: 'true' } }, signal)).toMatchObject({
       error: { code: 'denied' },
     });

@@ -1,0 +1,191 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { benchWorkspace, median, percentile, serverBin, type Bench } from './harness.ts';
+
+// server-everything's `echo` called by an SDK client (v2) through the gateway — the consumer →
+// `niffler mcp serve` (stdio: the front-end relaying to the daemon; --http: the daemon itself) →
+// the daemon's MCP worker → the server — and, in the same run, by the same client straight on a
+// copy of the same server over stdio.
+const everything = serverBin('server-everything');
+const WARM_UP = 500;
+const ROUNDS = 5;
+const SEQUENTIAL = 300;
+const CONCURRENT = 3_000;
+const IN_FLIGHT = 8;
+
+type Call = () => Promise<unknown>;
+
+const client = () => new Client({ name: 'bench', version: '0' });
+
+const echo =
+  (c: Client, name: string): Call =>
+  async () => {
+    const result = await c.callTool({ name, arguments: { message: 'hi' } });
+    if (result.isError) throw new Error(JSON.stringify(result.content));
+  };
+
+/** Microseconds per call, one at a time. */
+const sequential = async (call: Call, count: number): Promise<number[]> => {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = process.hrtime.bigint();
+    await call();
+    times.push(Number(process.hrtime.bigint() - start) / 1e3);
+  }
+  return times;
+};
+
+/** Calls per second with `IN_FLIGHT` calls always outstanding. */
+const throughput = async (call: Call, count: number): Promise<number> => {
+  let left = count;
+  const start = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (left-- > 0) await call();
+    }),
+  );
+  return count / (Number(process.hrtime.bigint() - start) / 1e9);
+};
+
+/** `niffler mcp serve --http --json` in the workspace: its URL and token, and how to stop it. */
+const httpGateway = async (ws: ReturnType<typeof benchWorkspace>) => {
+  const child = spawn(
+    process.execPath,
+    [path.resolve('dist/cli.cjs'), 'mcp', 'serve', '--http', '--json'],
+    {
+      cwd: ws.repo,
+      env: ws.env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  const listening = await new Promise<{ url: string; token: string }>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.trimEnd().endsWith('}')) resolve(JSON.parse(out) as never);
+    });
+    child.once('exit', (code) => reject(new Error(`niffler mcp serve --http exited ${code}`)));
+  });
+  return {
+    ...listening,
+    stop: async () => {
+      child.kill('SIGINT');
+      if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
+};
+
+const bench: Bench = async () => {
+  const ws = benchWorkspace(
+    () =>
+      `mcpServers:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(everything)}, stdio]\n    maxConcurrency: ${IN_FLIGHT}\n`,
+  );
+  const direct = client();
+  const viaStdio = client();
+  const viaHttp = client();
+  let gateway: Awaited<ReturnType<typeof httpGateway>> | undefined;
+  try {
+    await direct.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [everything, 'stdio'],
+        stderr: 'ignore',
+      }),
+    );
+    await viaStdio.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [path.resolve('dist/cli.cjs'), 'mcp', 'serve', '-C', ws.repo],
+        env: ws.env,
+        stderr: 'inherit',
+      }),
+    );
+    gateway = await httpGateway(ws);
+    await viaHttp.connect(
+      new StreamableHTTPClientTransport(new URL(gateway.url), {
+        requestInit: { headers: { Authorization: `Bearer ${gateway.token}` } },
+      }),
+    );
+    // The gateway's first tools/list waits for the server to be ready.
+    await viaStdio.listTools();
+    const calls = {
+      direct: echo(direct, 'echo'),
+      stdio: echo(viaStdio, 'everything__echo'),
+      http: echo(viaHttp, 'everything__echo'),
+    };
+    const sides = Object.keys(calls) as (keyof typeof calls)[];
+    for (const side of sides) {
+      await sequential(calls[side], WARM_UP);
+      await throughput(calls[side], CONCURRENT);
+    }
+    const times = { direct: [] as number[], stdio: [] as number[], http: [] as number[] };
+    const rates = { direct: [] as number[], stdio: [] as number[], http: [] as number[] };
+    // Rounds alternate the three sides, so that machine noise hits them alike.
+    for (let round = 0; round < ROUNDS; round++)
+      for (const side of sides) {
+        times[side].push(...(await sequential(calls[side], SEQUENTIAL)));
+        rates[side].push(await throughput(calls[side], CONCURRENT));
+      }
+    const p50 = (side: keyof typeof calls) => percentile(times[side], 50);
+    const p95 = (side: keyof typeof calls) => percentile(times[side], 95);
+    const rate = (side: keyof typeof calls) => median(rates[side]);
+    // Each round's rate against the direct one of the same round, then the median.
+    const pairedRatio = (side: keyof typeof calls) =>
+      median(rates[side].map((r, i) => r / rates.direct[i]!));
+    const eras = `consumer protocol ${viaStdio.getNegotiatedProtocolVersion()} (stdio), ${viaHttp.getNegotiatedProtocolVersion()} (HTTP); direct ${direct.getNegotiatedProtocolVersion()}`;
+    const baseline = { baselineName: 'same client, server direct (stdio)', unit: 'µs' };
+    return [
+      {
+        name: 'gateway echo call p50, stdio (sequential)',
+        ours: p50('stdio'),
+        baseline: p50('direct'),
+        ...baseline,
+        ratio: p50('stdio') / p50('direct'),
+        goal: '<= 2x',
+        notes: `${ROUNDS}×${SEQUENTIAL} calls; ${eras}`,
+      },
+      {
+        name: 'gateway echo call p95, stdio (sequential)',
+        ours: p95('stdio'),
+        baseline: p95('direct'),
+        ...baseline,
+        ratio: p95('stdio') / p95('direct'),
+      },
+      {
+        name: 'gateway echo call p50, HTTP (sequential)',
+        ours: p50('http'),
+        baseline: p50('direct'),
+        ...baseline,
+        ratio: p50('http') / p50('direct'),
+        goal: '<= 2x',
+      },
+      {
+        name: `gateway echo calls/s, stdio (concurrency ${IN_FLIGHT})`,
+        ours: rate('stdio'),
+        baseline: rate('direct'),
+        ...baseline,
+        unit: 'calls/s',
+        ratio: pairedRatio('stdio'),
+        higherIsBetter: true,
+        notes: `medians of ${ROUNDS} rounds of ${CONCURRENT} calls; ratio: median of the rounds' ratios`,
+      },
+      {
+        name: `gateway echo calls/s, HTTP (concurrency ${IN_FLIGHT})`,
+        ours: rate('http'),
+        baseline: rate('direct'),
+        ...baseline,
+        unit: 'calls/s',
+        ratio: pairedRatio('http'),
+        higherIsBetter: true,
+      },
+    ];
+  } finally {
+    await Promise.allSettled([direct.close(), viaStdio.close(), viaHttp.close()]);
+    await gateway?.stop();
+    await ws.remove();
+  }
+};
+export default bench;
