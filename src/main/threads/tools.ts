@@ -68,7 +68,8 @@ const unsandboxedNote = (reason: string): string =>
  * a worker that does not return in time is terminated.
  */
 export class ToolsHost {
-  readonly #pool: Piscina<ToolTask, ToolResult>;
+  #poolNow: Piscina<ToolTask, ToolResult> | undefined;
+  readonly #maxThreads: number;
   #context: Omit<ToolContext, 'todoFile'>;
   readonly #sessionsDir: string;
   #disabled: Set<string>;
@@ -89,18 +90,27 @@ export class ToolsHost {
     this.#sessionsDir = paths.sessionsDir;
     this.#outputsDir = paths.outputsDir;
     this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
+    this.#maxThreads = options.maxThreads ?? 4;
     this.#tools = options.tools;
     [this.#context, this.#disabled] = this.#settings(options.tools);
+  }
+
+  /**
+   * The pool, started by the first call: listing the tools needs no thread, and an idle daemon
+   * keeps none (a pool thread is a V8 isolate, ~25 MiB) until a tool runs.
+   */
+  get #pool(): Piscina<ToolTask, ToolResult> {
     // Tools start child processes: with sync atomics an idle worker parks in Atomics.wait and
     // freezes async work still running in it.
-    this.#pool = new Piscina<ToolTask, ToolResult>({
+    this.#poolNow ??= new Piscina<ToolTask, ToolResult>({
       filename: workerFile('tools').href,
       execArgv: workerExecArgv(),
       atomics: 'disabled',
       minThreads: 1,
-      maxThreads: options.maxThreads ?? 4,
+      maxThreads: this.#maxThreads,
       idleTimeout: 60_000,
     });
+    return this.#poolNow;
   }
 
   /**
@@ -290,7 +300,7 @@ export class ToolsHost {
   /** Ends every process group still running and closes the pool. */
   async close(): Promise<void> {
     this.#groups.forEach((pid) => this.#endGroup(pid));
-    await this.#pool.destroy();
+    await this.#poolNow?.destroy();
   }
 
   #endGroup(pid: number): void {
