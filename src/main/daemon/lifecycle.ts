@@ -12,13 +12,24 @@ import { isNoDaemon } from './one-shot.ts';
 import { readPidFile } from './pid-file.ts';
 
 /**
+ * The daemon's V8 heap: young generations of 2 MiB semi-spaces (V8's default grows them to 16
+ * MiB) in the main thread and in each worker. A daemon lives all day beside the user's editor,
+ * builds and models; this keeps ~17 MiB off its resident size (a 10 MB MCP result peaks at 139
+ * MiB instead of 155, bench/daemon-memory) for more frequent, shorter scavenges.
+ */
+const DAEMON_V8_FLAGS = ['--max-semi-space-size=2'];
+
+/**
  * The daemon entry: `dist/daemon.js` in a build, the TypeScript source in dev and tests (through
  * tsx, named by its resolved path as for the workers: a run from source works from any directory).
  */
 const daemonCommand = (): { file: string; execArgv: string[] } =>
   isSourceRun()
-    ? { file: fileURLToPath(new URL('./main.ts', import.meta.url)), execArgv: workerExecArgv() }
-    : { file: fileURLToPath(distFile('daemon.js')), execArgv: [] };
+    ? {
+        file: fileURLToPath(new URL('./main.ts', import.meta.url)),
+        execArgv: [...workerExecArgv(), ...DAEMON_V8_FLAGS],
+      }
+    : { file: fileURLToPath(distFile('daemon.js')), execArgv: DAEMON_V8_FLAGS };
 
 /**
  * True while process `pid` runs. A zombie (exited, not yet reaped — some containers' init reaps
