@@ -37,7 +37,14 @@ describe.skipIf(!probe.ok)(inBwrap, () => {
     await once(listener, 'listening');
     onTestFinished(() => void listener.close());
     const port = (listener.address() as { port: number }).port;
-    const sandbox = { write: [dirs.writable], hide: [dirs.hidden], network: false };
+    // The fixture's own files (node, tsx, the SDK) stay readable where the checkout lives under the
+    // host's /tmp, which is private inside (a CI clone there): as a user's server keeps its own.
+    const sandbox = {
+      write: [dirs.writable],
+      hide: [dirs.hidden],
+      network: false,
+      read: [process.cwd(), path.dirname(process.execPath)],
+    };
     const { host, data } = await startHost([fixtureSpec('probe', { sandbox })]);
     onTestFinished(() => host.close());
     await ready(host, 'probe');

@@ -1,9 +1,21 @@
-import { mkdirSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:net';
 import { once } from 'node:events';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { ToolContext } from '../../../src/workers/protocol/tools.ts';
+import { isInside } from '../../../src/workers/shared/confine.ts';
 import { probeBwrap } from '../../../src/workers/shared/sandbox-command.ts';
 import { isAlive, runTool, tempRepo, textOf, type TempRepo } from './repo.ts';
 
@@ -196,6 +208,22 @@ describe('bash without bubblewrap', () => {
   });
 });
 
+/**
+ * A node binary the command can run: this one, or a link to it in the workspace where it lives
+ * under the host's /tmp, which is private inside the sandbox (a CI clone there).
+ */
+const reachableNode = (repo: TempRepo): string => {
+  if (!isInside(process.execPath, realpathSync(tmpdir()))) return process.execPath;
+  const node = path.join(repo.root, '.node-for-test');
+  try {
+    linkSync(process.execPath, node);
+  } catch {
+    copyFileSync(process.execPath, node);
+    chmodSync(node, 0o755);
+  }
+  return node;
+};
+
 describe.each([
   { name: 'unsandboxed', sandbox: 'off' as const },
   ...(probe.ok ? [{ name: 'in bubblewrap', sandbox: 'bwrap' as const }] : []),
@@ -235,8 +263,13 @@ describe.each([
 
   it('limits writable memory (tools.bash.limits.memoryMB)', async () => {
     const repo = repoWith({ limits: { memoryMB: 200 } });
-    const grow = `${process.execPath} -e "Buffer.alloc(400 * 1024 * 1024, 1); console.log('allocated')"`;
-    expect(textOf(await bash(repo, grow))).not.toContain('allocated');
-    expect(textOf(await bash(repoWith(), grow))).toContain('allocated');
+    const grow = (at: TempRepo) =>
+      `${reachableNode(at)} -e "Buffer.alloc(400 * 1024 * 1024, 1); console.log('allocated')"`;
+    const limited = textOf(await bash(repo, grow(repo)));
+    expect(limited).not.toContain('allocated');
+    // It ran, and failed for memory: not a command that could not start.
+    expect(limited).toMatch(/allocation failed|out of memory|Cannot allocate/i);
+    const free = repoWith();
+    expect(textOf(await bash(free, grow(free)))).toContain('allocated');
   });
 });
