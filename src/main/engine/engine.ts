@@ -698,7 +698,7 @@ export class Engine implements EngineHandlers {
         this.config.model,
         this.options.env ?? process.env,
       );
-      this.api.warm(model.provider);
+      this.api.warm(model);
       await this.#windows.resolve(model, this.config.models[this.config.model]?.contextWindow);
     } catch (error) {
       // No model configured or no key yet: the first turn says so itself.

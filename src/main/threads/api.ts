@@ -191,14 +191,15 @@ export class ApiHost {
   }
 
   /**
-   * Starts the worker and has it load `provider`'s client library now, so a first turn does not
-   * wait for either. The worker stays unreferenced: warming keeps no process alive.
+   * Starts the worker and has it load `model`'s client library and run its request path once
+   * against a loopback stub, so a first turn waits for none of it. The worker stays
+   * unreferenced: warming keeps no process alive.
    */
-  warm(provider: ModelSpec['provider']): void {
+  warm(model: ModelSpec): void {
     if (this.#closed) return;
     const worker = this.#ensureWorker();
     if (this.#streams.size === 0) worker.unref();
-    this.#post({ type: 'warm', provider });
+    this.#post({ type: 'warm', model });
   }
 
   /** Whether `auto` moved this model to the text protocol in this process. */

@@ -1,8 +1,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ApiEvent, ApiRequest } from '../protocol/api.ts';
-import { enableCompileCache, flushCompileCache, type WorkerStart } from '../shared/compile-cache.ts';
+import {
+  enableCompileCache,
+  flushCompileCache,
+  type WorkerStart,
+} from '../shared/compile-cache.ts';
 import type { WorkerLog } from './providers/provider.ts';
 import { canceled, loadProvider, runStream } from './run.ts';
+import { warmStream } from './warm.ts';
 
 if (!parentPort) throw new Error('the API worker must run in a worker thread');
 // The providers' client libraries are loaded on demand: through the cache from here on.
@@ -30,9 +35,11 @@ port.on('message', (message: ApiRequest) => {
       active.get(message.id)?.abort(canceled());
       break;
     case 'warm':
-      loadProvider(message.provider).then(flushCompileCache, (error: unknown) =>
-        log('warn', 'could not load a provider ahead of use', { error: String(error) }),
-      );
+      loadProvider(message.model.provider)
+        .then(() => warmStream(message.model, log))
+        .then(flushCompileCache, (error: unknown) =>
+          log('warn', 'could not load a provider ahead of use', { error: String(error) }),
+        );
       break;
     default:
       message satisfies never;

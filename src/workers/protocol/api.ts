@@ -135,7 +135,8 @@ export type ApiRequest =
   | { type: 'stream'; id: number; request: StreamRequest }
   | { type: 'cancel'; id: number }
   /** Load a provider's client library now, while nothing waits for it (the daemon at idle). */
-  | { type: 'warm'; provider: Provider };
+  /** Load the model's client library and stream one answer from a loopback stub (warm.ts). */
+  | { type: 'warm'; model: ModelSpec };
 
 /** API worker → main. */
 export type ApiEvent =
