@@ -6,7 +6,7 @@ import { startInProcess } from '../src/main/daemon/in-process.ts';
 import { Transcript } from '../src/main/engine/transcript.ts';
 import { reply } from '../test/fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../test/fixtures/fake-llm/server.ts';
-import { benchWorkspace, median, type Bench, serverBin } from './harness.ts';
+import { benchWorkspace, median, type Bench, serverBin, fakeModelLines } from './harness.ts';
 
 // Agent-loop overhead per tool step against a zero-latency fake model, in one run:
 // - ours: the real engine in-process (API worker, MCP worker, transcripts) runs turns of STEPS tool
@@ -31,13 +31,7 @@ const bench: Bench = async () => {
   const llm = await startFakeLlm();
   const ws = benchWorkspace(() =>
     [
-      'model: fake',
-      'models:',
-      '  fake:',
-      '    provider: openai',
-      `    baseUrl: ${llm.url}/v1`,
-      '    model: fake-model',
-      '    toolProtocol: native',
+      ...fakeModelLines(llm.url, 'toolProtocol: native'),
       'agent:',
       `  maxSteps: ${STEPS + 5}`,
       'mcpServers:',

@@ -43,7 +43,12 @@ const bench: Bench = async () => {
     const start = performance.timeOrigin + performance.now();
     await execa(file, args, { cwd: ws.repo, env, extendEnv: false, stdio: 'ignore' });
     const total = performance.timeOrigin + performance.now() - start;
-    const first = Math.min(...readFileSync(markFile, 'utf8').trim().split('\n').map((line) => Number(line.split(' ')[0])));
+    const first = Math.min(
+      ...readFileSync(markFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => Number(line.split(' ')[0])),
+    );
     return { spawn: first - start, total };
   };
   const ours = { spawn: [] as number[], total: [] as number[] };

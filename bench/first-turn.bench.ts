@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { execa } from 'execa';
 import { reply } from '../test/fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../test/fixtures/fake-llm/server.ts';
-import { benchWorkspace, median, serverBin, type Bench } from './harness.ts';
+import { benchWorkspace, median, serverBin, type Bench, fakeModelLines } from './harness.ts';
 
 // A warm daemon's first turn against its later turns: the time from starting `niffler -p` to the
 // model's receiving the request. The daemon is started and its servers connected before the
@@ -17,13 +17,7 @@ const bench: Bench = async () => {
   const llm = await startFakeLlm({ fallback: reply().text('ok') });
   const ws = benchWorkspace(() =>
     [
-      'model: fake',
-      'models:',
-      '  fake:',
-      '    provider: openai',
-      `    baseUrl: ${llm.url}/v1`,
-      '    model: fake-model',
-      '    contextWindow: 32000',
+      ...fakeModelLines(llm.url, 'contextWindow: 32000'),
       'mcpServers:',
       '  everything:',
       `    command: ${JSON.stringify(process.execPath)}`,

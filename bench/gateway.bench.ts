@@ -3,7 +3,16 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { benchWorkspace, median, percentile, serverBin, type Bench } from './harness.ts';
+import {
+  benchWorkspace,
+  callsPerSecond,
+  median,
+  percentile,
+  sequentialTimes,
+  serverBin,
+  type Bench,
+  type Call,
+} from './harness.ts';
 
 // server-everything's `echo` called by an SDK client (v2) through the gateway — the consumer →
 // `niffler mcp serve` (stdio: the front-end relaying to the daemon; --http: the daemon itself) →
@@ -16,8 +25,6 @@ const SEQUENTIAL = 300;
 const CONCURRENT = 3_000;
 const IN_FLIGHT = 8;
 
-type Call = () => Promise<unknown>;
-
 const client = () => new Client({ name: 'bench', version: '0' });
 
 const echo =
@@ -27,28 +34,8 @@ const echo =
     if (result.isError) throw new Error(JSON.stringify(result.content));
   };
 
-/** Microseconds per call, one at a time. */
-const sequential = async (call: Call, count: number): Promise<number[]> => {
-  const times: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = process.hrtime.bigint();
-    await call();
-    times.push(Number(process.hrtime.bigint() - start) / 1e3);
-  }
-  return times;
-};
-
-/** Calls per second with `IN_FLIGHT` calls always outstanding. */
-const throughput = async (call: Call, count: number): Promise<number> => {
-  let left = count;
-  const start = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (left-- > 0) await call();
-    }),
-  );
-  return count / (Number(process.hrtime.bigint() - start) / 1e9);
-};
+const sequential = sequentialTimes;
+const throughput = (call: Call, count: number) => callsPerSecond(call, count, IN_FLIGHT);
 
 /** `niffler mcp serve --http --json` in the workspace: its URL and token, and how to stop it. */
 const httpGateway = async (ws: ReturnType<typeof benchWorkspace>) => {

@@ -111,3 +111,44 @@ export const benchWorkspace = (globalConfig: (base: string) => string): BenchWor
     },
   };
 };
+
+/** A call a bench repeats. */
+export type Call = () => Promise<unknown>;
+
+/** Microseconds per call, made one at a time, `count` times. */
+export const sequentialTimes = async (call: Call, count: number): Promise<number[]> => {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = process.hrtime.bigint();
+    await call();
+    times.push(Number(process.hrtime.bigint() - start) / 1e3);
+  }
+  return times;
+};
+
+/** Calls per second over `count` calls with `inFlight` of them always outstanding. */
+export const callsPerSecond = async (
+  call: Call,
+  count: number,
+  inFlight: number,
+): Promise<number> => {
+  let left = count;
+  const start = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (left-- > 0) await call();
+    }),
+  );
+  return count / (Number(process.hrtime.bigint() - start) / 1e9);
+};
+
+/** Config lines that make the fake model (test/fixtures/fake-llm at `url`) the workspace's model. */
+export const fakeModelLines = (url: string, ...modelLines: string[]): string[] => [
+  'model: fake',
+  'models:',
+  '  fake:',
+  '    provider: openai',
+  `    baseUrl: ${url}/v1`,
+  '    model: fake-model',
+  ...modelLines.map((line) => `    ${line}`),
+];

@@ -6,7 +6,15 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { McpHost } from '../src/main/threads/mcp.ts';
-import { median, percentile, type Bench, serverBin } from './harness.ts';
+import {
+  callsPerSecond,
+  median,
+  percentile,
+  sequentialTimes,
+  serverBin,
+  type Bench,
+  type Call,
+} from './harness.ts';
 
 // server-everything's `echo`, called by the raw SDK client and through the MCP worker (McpHost →
 // MessagePort → worker → SDK client), in the same run against two copies of the same server.
@@ -22,8 +30,6 @@ const BURST = 2_000;
 const IN_FLIGHT = 8;
 const CONTENDED_ROUNDS = 3;
 
-type Call = () => Promise<unknown>;
-
 /**
  * The median of the ratios of rounds run back to back: the machine's speed drifts more between
  * rounds than between the two halves of one (raw rates of one run range over ±10 %).
@@ -31,33 +37,18 @@ type Call = () => Promise<unknown>;
 const pairedRatio = (ours: number[], raw: number[]): number =>
   median(ours.map((rate, i) => rate / raw[i]!));
 
-const sequential = async (call: Call, count: number): Promise<number[]> => {
-  const times: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = process.hrtime.bigint();
-    await call();
-    times.push(Number(process.hrtime.bigint() - start) / 1e3);
-  }
-  return times;
-};
+const sequential = sequentialTimes;
 
 /** CPU time of this process (every thread, the MCP worker's too) per call, in µs, by round. */
 const cpuPerCall = new Map<Call, number[]>();
 
 /** Calls per second with `IN_FLIGHT` calls always outstanding, over `count` calls. */
 const throughput = async (call: Call, count: number): Promise<number> => {
-  let left = count;
   const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (left-- > 0) await call();
-    }),
-  );
-  const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+  const rate = await callsPerSecond(call, count, IN_FLIGHT);
   const used = process.cpuUsage(cpu);
   cpuPerCall.set(call, [...(cpuPerCall.get(call) ?? []), (used.user + used.system) / count]);
-  return count / elapsed;
+  return rate;
 };
 
 const bench: Bench = async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reply, type ReplyBuilder } from '../test/fixtures/fake-llm/reply.ts';
 import { startFakeLlm, type FakeLlm } from '../test/fixtures/fake-llm/server.ts';
-import { benchWorkspace, type Bench, type BenchWorkspace } from './harness.ts';
+import { benchWorkspace, type Bench, type BenchWorkspace, fakeModelLines } from './harness.ts';
 
 // Peak RSS of a real daemon (VmHWM of its process: main thread and every worker) over one
 // one-shot turn whose single tool call returns something large, against a daemon of the same
@@ -21,13 +21,7 @@ const hugeFixture = fileURLToPath(new URL('../test/fixtures/mcp/huge.ts', import
 
 const config = (llm: FakeLlm) => () =>
   [
-    'model: fake',
-    'models:',
-    '  fake:',
-    '    provider: openai',
-    `    baseUrl: ${llm.url}/v1`,
-    '    model: fake-model',
-    '    toolProtocol: native',
+    ...fakeModelLines(llm.url, 'toolProtocol: native'),
     'mcpServers:',
     '  huge:',
     `    command: ${JSON.stringify(process.execPath)}`,
