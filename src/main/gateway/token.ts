@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
 import { readStateFile, withStateLock, writeStateFile } from '../../workers/shared/state-file.ts';
 import { NifflerError } from '../errors.ts';
 import { tildify } from '../paths.ts';
@@ -31,10 +30,9 @@ const refuse = (file: string, why: string): NifflerError =>
  */
 export const gatewayToken = (file: string): GatewayToken =>
   withStateLock(file, () => {
-    const read = readStateFile(file, 4096);
+    const read = readStateFile(file, 4096, true);
     if (read.kind === 'refused') throw refuse(file, read.why);
     if (read.kind === 'text') {
-      if (statSync(file).mode & 0o077) throw refuse(file, 'others may read it');
       const token = read.text.trim();
       if (token.length < 16) throw refuse(file, 'it holds less than 16 characters');
       return { token, file, created: false };

@@ -31,7 +31,12 @@ const describeType = (mode: number): string =>
       : 'not a regular file';
 
 /** Reads `file` as a private state file; see `StateRead`. Never throws. */
-export const readStateFile = (file: string, maxBytes = MAX_STATE_BYTES): StateRead => {
+export const readStateFile = (
+  file: string,
+  maxBytes = MAX_STATE_BYTES,
+  /** A secret (a token): refused when group or others may read it too, as the descriptor shows. */
+  secret = false,
+): StateRead => {
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -49,6 +54,7 @@ export const readStateFile = (file: string, maxBytes = MAX_STATE_BYTES): StateRe
       return { kind: 'refused', why: `it belongs to uid ${stats.uid}, not to you (uid ${uid})` };
     if (stats.mode & 0o022)
       return { kind: 'refused', why: 'others may write it (group- or world-writable)' };
+    if (secret && stats.mode & 0o077) return { kind: 'refused', why: 'others may read it' };
     if (stats.size > maxBytes) return { kind: 'refused', why: `it is over ${maxBytes} bytes` };
     const buffer = Buffer.alloc(stats.size);
     let read = 0;
