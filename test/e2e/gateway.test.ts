@@ -1,8 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import {
+  fixtureYaml,
   httpConsumer,
   httpGateway,
   stdioConsumer,
@@ -76,6 +79,59 @@ describe('niffler mcp serve: real SDK clients of both eras', () => {
       expect(doc.name).toBe('everything__architecture.md');
       const read = await client.readResource({ uri: doc.uri });
       expect(JSON.stringify(read.contents)).toContain('Architecture');
+    },
+  );
+});
+
+describe('niffler mcp serve: a backing server still starting', () => {
+  // A consumer may ask by name or URI before it lists (it knows the names from an earlier session;
+  // the conformance suite's scenarios do). What a starting server will offer is not "unknown":
+  // the gateway answers once the server is up. The server here waits on a FIFO the test opens.
+  it.each([
+    ['scoped (--server gated)', true],
+    ['unscoped (gated__ names)', false],
+  ] as const)(
+    '%s: prompts/get, completion/complete, resources/read and subscribe asked before it is up are answered once it is',
+    async (_label, scoped) => {
+      const ws = makeE2eWorkspace();
+      const gate = path.join(ws.base, 'gate');
+      execFileSync('mkfifo', [gate]);
+      ws.writeGlobal(
+        `mcpServers:\n${fixtureYaml('gated', 'gated', `    trust: true\n    env:\n      NIFFLER_TEST_GATE: ${JSON.stringify(gate)}\n`)}`,
+      );
+      // The 2025 era, as the conformance suite's 0.1.16 server scenarios speak it (it has ping).
+      const client = await stdioConsumer(ws, {
+        era: 'legacy',
+        ...(scoped ? { args: ['--server', 'gated'] } : {}),
+      });
+      const named = (name: string) => (scoped ? name : `gated__${name}`);
+      const asked = Promise.all([
+        client.getPrompt({ name: named('test_simple_prompt') }),
+        client.complete({
+          ref: { type: 'ref/prompt', name: named('test_prompt_with_arguments') },
+          argument: { name: 'arg1', value: 'a' },
+        }),
+        client.complete({
+          ref: { type: 'ref/resource', uri: 'test://template/{id}/data' },
+          argument: { name: 'id', value: '1' },
+        }),
+        client.readResource({ uri: 'test://static-text' }),
+        client.subscribeResource({ uri: 'test://static-text' }),
+      ]);
+      asked.catch(() => {}); // awaited below; a failure before then is the test's, not unhandled
+      // The requests are with the gateway (it answered what was sent after them); only now may
+      // the server start.
+      await client.ping();
+      await writeFile(gate, 'go');
+      const [prompt, byPrompt, byTemplate, read] = await asked;
+      expect(prompt.messages.length).toBeGreaterThan(0);
+      expect(byPrompt.completion.values).toEqual([]);
+      expect(byTemplate.completion).toEqual(expect.objectContaining({ values: [] }));
+      expect(JSON.stringify(read.contents)).toContain('static text resource');
+      // A name no server offers is still unknown once they are all up.
+      await expect(client.getPrompt({ name: named('no_such_prompt') })).rejects.toThrow(
+        /unknown prompt/,
+      );
     },
   );
 });

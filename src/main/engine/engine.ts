@@ -243,8 +243,8 @@ export class Engine implements EngineHandlers {
         listResourceTemplates: () => this.mcp.listResourceTemplates(),
       },
       setLogForwarding: (on) => this.mcp.setLogForwarding(on),
-      settled: (signal) =>
-        waitForServers(this, undefined, signal, this.config.mcp.startupWait * 1000),
+      settled: (signal, servers) =>
+        waitForServers(this, servers, signal, this.config.mcp.startupWait * 1000),
     });
     return this.#gateway;
   }

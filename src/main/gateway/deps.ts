@@ -17,6 +17,9 @@ export interface GatewayDeps {
   tools: BuiltinTools;
   mcp: Pick<McpHost, 'callTool' | 'forward'>;
   log: Logger;
-  /** Resolves once no server is starting (bounded by `mcp.startupWait`), or `signal` aborts. */
-  settled(signal: AbortSignal): Promise<unknown>;
+  /**
+   * Resolves once no server (of `servers`, when named) is starting — bounded by `mcp.startupWait` —
+   * or `signal` aborts.
+   */
+  settled(signal: AbortSignal, servers?: string[]): Promise<unknown>;
 }

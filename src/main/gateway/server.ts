@@ -53,6 +53,8 @@ const forwardTo = async (
   target: { server: string; method: McpForwardMethod; params: Record<string, unknown> },
 ) => {
   const owner = `${view.consumer.id}:${target.method}`;
+  // A server still starting answers once it is up (a scoped consumer names it before it is).
+  await deps.settled(ctx.mcpReq.signal, [target.server]);
   return deps.exchanges.round(
     ctx,
     owner,
@@ -71,6 +73,23 @@ const forwardTo = async (
       return outcome.result;
     },
   );
+};
+
+/**
+ * What `find` finds — once the servers still starting are done, if it is not there yet. A consumer
+ * may ask by name or URI before listing (it listed in an earlier session, or a scenario knows the
+ * name): a server still starting answers then, it is not "unknown". Every lookup by name or URI
+ * goes through here (tools/call's has its own, for the tools hidden from a consumer).
+ */
+const findSettled = async <T>(
+  deps: GatewayDeps,
+  signal: AbortSignal,
+  find: () => Promise<T | undefined>,
+): Promise<T | undefined> => {
+  const found = await find();
+  if (found !== undefined) return found;
+  await deps.settled(signal);
+  return find();
 };
 
 const notFound = (what: string, name: string, list: string): ProtocolError =>
@@ -99,8 +118,8 @@ const installPrompts = (
 ) => {
   const find = async (ctx: ServerContext, name: string) => {
     const { scope } = view(ctx).consumer;
-    const prompt = (await deps.catalog.prompts(scope)).find(
-      (p) => servedName(p.server, p.name, scope) === name,
+    const prompt = await findSettled(deps, ctx.mcpReq.signal, async () =>
+      (await deps.catalog.prompts(scope)).find((p) => servedName(p.server, p.name, scope) === name),
     );
     if (!prompt) throw notFound('prompt', name, 'prompts/list');
     return prompt;
@@ -135,7 +154,9 @@ const installPrompts = (
       })) as never;
     }
     const { scope } = view(ctx).consumer;
-    const template = (await deps.catalog.templates(scope)).find((t) => t.uriTemplate === ref.uri);
+    const template = await findSettled(deps, ctx.mcpReq.signal, async () =>
+      (await deps.catalog.templates(scope)).find((t) => t.uriTemplate === ref.uri),
+    );
     if (!template) return { completion: { values: [], hasMore: false } };
     return (await forwardTo(deps, view(ctx), ctx, {
       server: template.server,
@@ -151,7 +172,10 @@ const installResources = (
   view: (ctx: ServerContext) => ConsumerView,
 ) => {
   const serverOf = async (ctx: ServerContext, uri: string) => {
-    const found = await deps.catalog.serverOfUri(uri, view(ctx).consumer.scope);
+    const { scope } = view(ctx).consumer;
+    const found = await findSettled(deps, ctx.mcpReq.signal, () =>
+      deps.catalog.serverOfUri(uri, scope),
+    );
     if (!found) throw new ProtocolError(-32002, `Resource not found: ${uri}`, { uri });
     return found;
   };
@@ -166,6 +190,7 @@ const installResources = (
     };
   });
   server.setRequestHandler('resources/templates/list', async (_request, ctx) => {
+    await deps.settled(ctx.mcpReq.signal);
     const { scope } = view(ctx).consumer;
     return {
       resourceTemplates: (await deps.catalog.templates(scope)).map(
@@ -184,6 +209,7 @@ const installResources = (
   for (const method of ['resources/subscribe', 'resources/unsubscribe'] as const)
     server.setRequestHandler(method, async (request, ctx) => {
       const target = await serverOf(ctx, request.params.uri);
+      await deps.settled(ctx.mcpReq.signal, [target]);
       const outcome = await deps.mcp.forward(target, method, request.params, {
         signal: ctx.mcpReq.signal,
       });
