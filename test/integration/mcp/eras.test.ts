@@ -7,8 +7,8 @@ import { fixtureSpec, publishedSpec, remoteSpec } from '../../fixtures/mcp/serve
 import { ready, startHost, text, type TestHost } from './helpers.ts';
 
 // Servers of both protocol eras through the real worker: v2-server fixtures that speak only
-// 2026-07-28 (stdio and HTTP), the v1 echo fixture that speaks only 2025-11-25, and the published
-// servers (2025-11-25). `protocol: auto` picks the revision each speaks; `mcp status` shows it.
+// 2026-07-28 (stdio and HTTP) or only 2025-11-25 (legacy-v2), the v1 echo fixture (2025-11-25),
+// and the published servers (2025-11-25). `protocol: auto` picks the revision each speaks; `mcp status` shows it.
 describe('protocol negotiation, both eras', () => {
   let t: TestHost;
   let http: ModernHttpFixture;
@@ -19,6 +19,7 @@ describe('protocol negotiation, both eras', () => {
       [
         fixtureSpec('modern'),
         fixtureSpec('echo'),
+        fixtureSpec('legacy-v2'),
         remoteSpec('web', http.url, 'http'),
         publishedSpec('memory'),
         publishedSpec('everything', ['stdio']),
@@ -27,7 +28,9 @@ describe('protocol negotiation, both eras', () => {
       { protocolsFile: protocols },
     );
     await Promise.all(
-      ['modern', 'echo', 'web', 'memory', 'everything', 'filesystem'].map((s) => ready(t.host, s)),
+      ['modern', 'echo', 'legacy-v2', 'web', 'memory', 'everything', 'filesystem'].map((s) =>
+        ready(t.host, s),
+      ),
     );
   });
   afterAll(async () => {
@@ -43,6 +46,7 @@ describe('protocol negotiation, both eras', () => {
       modern: '2026-07-28',
       web: '2026-07-28',
       echo: '2025-11-25',
+      'legacy-v2': '2025-11-25',
       memory: '2025-11-25',
       everything: '2025-11-25',
       filesystem: '2025-11-25',
@@ -50,6 +54,15 @@ describe('protocol negotiation, both eras', () => {
     expect(text(await t.host.callTool('modern__say', { text: 'hi' }))).toBe('stdio: hi');
     expect(text(await t.host.callTool('web__say', { text: 'hi' }))).toBe('http: hi');
     expect(text(await t.host.callTool('echo__say', { text: 'hi' }))).toBe('hi');
+    expect(text(await t.host.callTool('legacy-v2__say', { text: 'hi' }))).toBe('legacy-v2: hi');
+    // A 2025-era server asks in the middle of a call; the same handler answers as for rounds.
+    t.host.setElicitationHandler(() =>
+      Promise.resolve({ action: 'accept', content: { name: 'Ann' } }),
+    );
+    onTestFinished(() => t.host.setElicitationHandler(undefined));
+    expect(text(await t.host.callTool('legacy-v2__ask_name', {}))).toBe('hello Ann');
+    const legacy = (await t.host.status()).find((s) => s.name === 'legacy-v2');
+    expect(legacy?.instructions).toBe('A v2 server that speaks only protocol 2025-11-25.');
     const modern = (await t.host.status()).find((s) => s.name === 'modern');
     expect(modern?.instructions).toBe('A fixture that speaks only protocol 2026-07-28.');
     expect(modern?.serverInfo).toEqual({ name: 'modern-stdio', version: '2.0.0' });
@@ -66,7 +79,7 @@ describe('protocol negotiation, both eras', () => {
   });
 
   it('a restart takes the kept verdict: no second server/discover', async () => {
-    for (const server of ['modern', 'echo']) {
+    for (const server of ['modern', 'echo', 'legacy-v2']) {
       const before = (await t.host.trace(server)).at(-1)?.seq ?? 0;
       await t.host.restartServer(server);
       await ready(t.host, server);
@@ -74,7 +87,7 @@ describe('protocol negotiation, both eras', () => {
         .filter((e) => e.kind === 'request')
         .map((e) => e.method);
       expect(methods, server).not.toContain('server/discover');
-      expect(methods, server).toContain(server === 'echo' ? 'initialize' : 'tools/list');
+      expect(methods, server).toContain(server === 'modern' ? 'tools/list' : 'initialize');
     }
     expect((await t.host.status()).find((s) => s.name === 'modern')?.protocolVersion).toBe(
       '2026-07-28',
