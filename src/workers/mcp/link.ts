@@ -10,7 +10,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { McpLogLevel, McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
 import type { AuthHooks, ServerAuth } from './auth/provider.ts';
-import { serverAuthFor } from './auth/setup.ts';
+import { serverAuthFor, storedAccessToken } from './auth/setup.ts';
 import { listCatalog, MAX_PAGES, type Catalog } from './catalog.ts';
 import { withinCallOf } from './call-scope.ts';
 import {
@@ -20,6 +20,7 @@ import {
   type ClientSide,
 } from './client-handlers.ts';
 import {
+  authorizationKey,
   MODERN_REVISION,
   negotiationFor,
   verdictOf,
@@ -143,6 +144,7 @@ export const openLink = async (
   signal: AbortSignal,
 ): Promise<{ link: ServerLink; catalog: Catalog }> => {
   const negotiation = negotiationFor(spec, ctx.verdicts, {
+    authorization: authorizationKey(spec, storedAccessToken(spec, kind, ctx.authDir)),
     probe: ctx.probe,
     // On stdio a probe nobody answers means a 2025 server (falls back to initialize); elsewhere
     // silence is an outage, and the probe (an authorization in the browser, too) runs until the
@@ -153,12 +155,16 @@ export const openLink = async (
         : NO_SDK_TIMEOUT,
   });
   const link = await connect(spec, kind, ctx, negotiation, signal).catch((error: unknown) => {
-    if (negotiation.prior) ctx.verdicts.set(negotiation.key, undefined);
+    // A kept verdict that did not hold (the server no longer speaks what it did) is dropped.
+    if (negotiation.prior || (negotiation.probes && typeof negotiation.mode?.mode === 'object'))
+      ctx.verdicts.set(negotiation.key, undefined);
     throw error;
   });
   try {
     if (negotiation.probes) {
-      const verdict = verdictOf(link.client);
+      // The context it was given in: the token the connect presented (a login may have made one).
+      const token = link.auth ? link.auth.tokens()?.access_token : undefined;
+      const verdict = verdictOf(link.client, authorizationKey(spec, token));
       if (verdict) ctx.verdicts.set(negotiation.key, verdict);
     }
     await setLogLevel(link, ctx, signal);

@@ -16,9 +16,23 @@ const VERDICT_TTL_MS = { legacy: 7 * 24 * 3_600_000, modern: 24 * 3_600_000 };
 /** Verdicts kept at most (the oldest go first). */
 const MAX_VERDICTS = 500;
 
-/** What a connect found a server to speak, kept per server definition. */
+/**
+ * What a connect found a server to speak, kept per server definition. A modern verdict keeps the
+ * server's `server/discover` result too, which a later connect adopts instead of asking again —
+ * only as the result's cache hints allow (SEP-2549): until `freshUntil` (`ttlMs` after it came;
+ * absent or 0: never), and for a `private` result (the default) only in the authorization context
+ * it was given in (`partition`). Past either, the era is still known: the connect discovers anew
+ * without probing.
+ */
 export type Verdict =
-  { era: 'modern'; discover: DiscoverResult; at: number } | { era: 'legacy'; at: number };
+  | {
+      era: 'modern';
+      discover: DiscoverResult;
+      at: number;
+      freshUntil?: number;
+      partition?: string;
+    }
+  | { era: 'legacy'; at: number };
 
 /** How one connection attempt negotiates: the client's option and what `connect` is given. */
 export interface Negotiation {
@@ -46,6 +60,24 @@ export const definitionKey = (spec: McpServerSpec): string =>
         Object.entries(spec.env ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)),
         spec.workingDir ?? null,
         spec.url ?? null,
+      ]),
+    )
+    .digest('hex')
+    .slice(0, 32);
+
+/**
+ * The authorization context a connection to `spec` runs in, as a key: its configured headers and
+ * the OAuth access token it presents (null where it has none). A `private` result is reused only
+ * under the same key: another token, perhaps another account, discovers anew.
+ */
+export const authorizationKey = (spec: McpServerSpec, accessToken: string | undefined): string =>
+  createHash('sha256')
+    .update(
+      JSON.stringify([
+        Object.entries(spec.headers ?? {})
+          .map(([name, value]) => [name.toLowerCase(), value])
+          .sort(([a], [b]) => (a! < b! ? -1 : 1)),
+        accessToken ?? null,
       ]),
     )
     .digest('hex')
@@ -119,34 +151,61 @@ export class VerdictStore {
 export const negotiationFor = (
   spec: McpServerSpec,
   store: VerdictStore,
-  options: { probe: boolean; probeTimeoutMs: number },
+  options: { probe: boolean; probeTimeoutMs: number; authorization: string },
+  now = Date.now(),
 ): Negotiation => {
   const key = definitionKey(spec);
   const setting = spec.protocol ?? 'auto';
   if (setting === 'legacy') return { key, mode: undefined, prior: undefined, probes: false };
-  const verdict = store.get(key);
+  const verdict = store.get(key, now);
   const probe = { timeoutMs: options.probeTimeoutMs, maxRetries: 0 };
-  if (setting === MODERN_REVISION) {
-    const mode: VersionNegotiationOptions = { mode: { pin: MODERN_REVISION }, probe };
-    if (verdict?.era === 'modern')
+  const pinned: VersionNegotiationOptions = { mode: { pin: MODERN_REVISION }, probe };
+  if (verdict?.era === 'modern') {
+    const mode: VersionNegotiationOptions =
+      setting === MODERN_REVISION ? pinned : { mode: 'auto', probe };
+    if (adoptable(verdict, options.authorization, now))
       return { key, mode, prior: { kind: 'modern', discover: verdict.discover }, probes: false };
-    return { key, mode, prior: undefined, probes: true };
+    // Its discover result may not be reused: asked again, of a server known to speak 2026-07-28
+    // (no probe's wait where probing is not allowed), and kept anew.
+    return { key, mode: options.probe ? mode : pinned, prior: undefined, probes: true };
   }
-  if (verdict?.era === 'modern')
-    return {
-      key,
-      mode: { mode: 'auto', probe },
-      prior: { kind: 'modern', discover: verdict.discover },
-      probes: false,
-    };
+  if (setting === MODERN_REVISION) return { key, mode: pinned, prior: undefined, probes: true };
   if (verdict?.era === 'legacy' || !options.probe)
     return { key, mode: undefined, prior: undefined, probes: false };
   return { key, mode: { mode: 'auto', probe }, prior: undefined, probes: true };
 };
 
-/** The verdict a connected client stands for. */
-export const verdictOf = (client: Client, now = Date.now()): Verdict | undefined => {
+/** Whether a kept discover result may stand in for asking: fresh, and for this context if private. */
+const adoptable = (
+  verdict: Extract<Verdict, { era: 'modern' }>,
+  authorization: string,
+  now: number,
+): boolean =>
+  verdict.freshUntil !== undefined &&
+  now < verdict.freshUntil &&
+  (verdict.partition === undefined || verdict.partition === authorization);
+
+/**
+ * The verdict a connected client stands for, in the authorization context `authorization`: a
+ * modern one with its discover result's freshness (`ttlMs`, at most a day) and, unless the server
+ * marked it `public`, that context.
+ */
+export const verdictOf = (
+  client: Client,
+  authorization: string,
+  now = Date.now(),
+): Verdict | undefined => {
   if (client.getProtocolEra() === 'legacy') return { era: 'legacy', at: now };
   const discover = client.getDiscoverResult();
-  return discover ? { era: 'modern', discover, at: now } : undefined;
+  if (!discover) return undefined;
+  const { ttlMs, cacheScope } = discover as { ttlMs?: unknown; cacheScope?: unknown };
+  const ttl =
+    typeof ttlMs === 'number' && ttlMs > 0 ? Math.min(ttlMs, VERDICT_TTL_MS.modern) : undefined;
+  return {
+    era: 'modern',
+    discover,
+    at: now,
+    ...(ttl !== undefined ? { freshUntil: now + ttl } : {}),
+    ...(cacheScope === 'public' ? {} : { partition: authorization }),
+  };
 };

@@ -167,6 +167,23 @@ describe('input_required rounds reach the same handlers as server requests', () 
 });
 
 describe('cache hints of 2026-07-28', () => {
+  it('a discover result with ttlMs 0 is not reused: a restart discovers again, knowing the era (no initialize)', async () => {
+    const protocols = path.join(mkdtempSync(path.join(tmpdir(), 'niffler-eras-')), 'p.json');
+    const t = await startHost([fixtureSpec('modern', { env: { FIXTURE_DISCOVER_TTL_MS: '0' } })], {
+      protocolsFile: protocols,
+    });
+    onTestFinished(() => t.host.close());
+    await ready(t.host, 'modern');
+    const before = (await t.host.trace('modern')).at(-1)?.seq ?? 0;
+    await t.host.restartServer('modern');
+    expect((await ready(t.host, 'modern')).protocolVersion).toBe('2026-07-28');
+    const methods = (await t.host.trace('modern', before))
+      .filter((e) => e.kind === 'request')
+      .map((e) => e.method);
+    expect(methods).toContain('server/discover');
+    expect(methods).not.toContain('initialize');
+  });
+
   it('a tools list is not asked again while its ttlMs lasts, and is once it has run out', async () => {
     const t = await startHost([fixtureSpec('modern', { env: { FIXTURE_TTL_MS: '400' } })]);
     onTestFinished(() => t.host.close());

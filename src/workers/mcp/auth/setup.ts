@@ -16,11 +16,7 @@ export const serverAuthFor = (
   where: { root: string; authDir: string | undefined },
   hooks: AuthHooks,
 ): { auth: ServerAuth; fetch: FetchLike } | undefined => {
-  if ((kind !== 'http' && kind !== 'sse') || !spec.url) return undefined;
-  const staticAuth = Object.keys(spec.headers ?? {}).some(
-    (h) => h.toLowerCase() === 'authorization',
-  );
-  if (staticAuth && !spec.oauth) return undefined;
+  if (!usesOAuth(spec, kind) || !spec.url) return undefined;
   const oauth = spec.oauth ?? {};
   const auth = new ServerAuth(
     spec.name,
@@ -41,3 +37,22 @@ export const serverAuthFor = (
   // DPoP innermost: it turns the Authorization our fetch sets into a DPoP one, with a proof.
   return { auth, fetch: authorizedFetch(auth, withDpopFromProvider(auth)(fetch)) };
 };
+
+/** Whether a connection of `spec` over `kind` authorizes with OAuth (see `serverAuthFor`). */
+const usesOAuth = (spec: McpServerSpec, kind: McpTransportKind): boolean => {
+  if ((kind !== 'http' && kind !== 'sse') || !spec.url) return false;
+  const staticAuth = Object.keys(spec.headers ?? {}).some(
+    (h) => h.toLowerCase() === 'authorization',
+  );
+  return !staticAuth || spec.oauth !== undefined;
+};
+
+/** The access token a connection of `spec` would present now (none stored, or no OAuth: none). */
+export const storedAccessToken = (
+  spec: McpServerSpec,
+  kind: McpTransportKind,
+  authDir: string | undefined,
+): string | undefined =>
+  usesOAuth(spec, kind) && spec.url && authDir
+    ? new AuthStore(spec.url, authDir).get().tokens?.access_token
+    : undefined;
