@@ -20,7 +20,7 @@ import type {
 } from '../protocol.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
 import { McpHost, mcpWorkerData, type BootedMcpWorker, type McpHostEvent } from '../threads/mcp.ts';
-import { Gateway } from '../gateway/gateway.ts';
+import type { Gateway } from '../gateway/gateway.ts';
 import { isLoopbackHost } from '../gateway/token.ts';
 import { ToolsHost } from '../threads/tools.ts';
 import { ApprovalStore } from './approvals.ts';
@@ -225,8 +225,13 @@ export class Engine implements EngineHandlers {
     if (name === 'gateway/send') this.#gateway?.receive(client, params.consumer, params.message);
   }
 
-  /** The gateway (`niffler mcp serve`), made when its first consumer comes. */
-  get #gatewayNow(): Gateway {
+  /**
+   * The gateway (`niffler mcp serve`), made when its first consumer comes: its code (the SDK's
+   * server among it) is loaded then, not by every daemon (a few MiB it would keep all day).
+   */
+  async #gatewayNow(): Promise<Gateway> {
+    if (this.#gateway) return this.#gateway;
+    const { Gateway } = await import('../gateway/gateway.ts');
     this.#gateway ??= new Gateway({
       root: this.options.root,
       loaded: () => this.#loaded,
@@ -305,7 +310,7 @@ export class Engine implements EngineHandlers {
     ...mcpHandlers(this),
     ...uiHandlers(this),
     'gateway/open': async ({ server }, { client }) => ({
-      consumer: this.#gatewayNow.openStdio(
+      consumer: (await this.#gatewayNow()).openStdio(
         client,
         server ? knownServer(this, server).name : undefined,
       ),
@@ -317,7 +322,7 @@ export class Engine implements EngineHandlers {
           `${host} is not a loopback address; binding it needs --allow-remote (see niffler mcp serve --help)`,
         );
       const scope = server ? knownServer(this, server).name : undefined;
-      const listener = await this.#gatewayNow.listen(client, {
+      const listener = await (await this.#gatewayNow()).listen(client, {
         host,
         port,
         tokenSha256,
