@@ -8,6 +8,7 @@ import {
   builtinTools,
   COMMAND_TASK,
   isBuiltinTool,
+  parseToolArgs,
   type CommandOutcome,
   type CommandSpec,
   type ToolContext,
@@ -184,8 +185,11 @@ export class ToolsHost {
     if (this.#disabled.has(call.name))
       return fail('denied', `${call.name} is disabled by tools.disabled in the config`);
     if (signal.aborted) return fail('canceled', `${call.name} was canceled before it started`);
+    // Validated here, where the schemas are loaded anyway: the pool's threads load none.
+    const parsed = parseToolArgs(call.name, call.args);
+    if (!parsed.ok) return parsed.result;
     const context = await this.#contextFor(call);
-    return this.#runTask(call.name, call.args, context, this.#secondsFor(call.name), signal);
+    return this.#runTask(call.name, parsed.args, context, this.#secondsFor(call.name), signal);
   }
 
   /**

@@ -1,6 +1,13 @@
 import type { MessagePort } from 'node:worker_threads';
 import { z } from 'zod';
+import {
+  BUILTIN_TOOL_NAMES,
+  COMMAND_TASK,
+  isBuiltinTool,
+  type BuiltinToolName,
+} from './tool-names.ts';
 import type { BwrapProbe, ResourceLimits, SandboxMode } from './sandbox.ts';
+import { fail, type ToolResult } from './tool-result.ts';
 
 /** Limits a tool call runs under, resolved from `tools.output` and `tools.bash` in config. */
 export interface ToolLimits {
@@ -155,7 +162,7 @@ export const TodoArgs = z.object({
   text: z.string().min(1).optional().describe('update: the new text.'),
 });
 
-/** Argument schemas of the built-in tools, by name. The worker validates with these. */
+/** Argument schemas of the built-in tools, by name. The host validates with these (`parseToolArgs`). */
 export const TOOL_ARGS = {
   read_file: ReadFileArgs,
   list_dir: ListDirArgs,
@@ -169,7 +176,31 @@ export const TOOL_ARGS = {
   todo: TodoArgs,
 } as const;
 
-export type BuiltinToolName = keyof typeof TOOL_ARGS;
+// The names the worker routes by are exactly the schemas' (checked both ways at compile time).
+type SchemaNames = keyof typeof TOOL_ARGS;
+const _everySchemaNamed: Record<SchemaNames, BuiltinToolName> = {} as Record<
+  BuiltinToolName,
+  SchemaNames
+>;
+void _everySchemaNamed;
+export { BUILTIN_TOOL_NAMES, COMMAND_TASK, isBuiltinTool, type BuiltinToolName };
+
+/**
+ * The arguments of a call to built-in `name`, validated (and coerced: a number given as a
+ * string) — what the tools worker is given; else the `invalid-args` result the model sees.
+ */
+export const parseToolArgs = <N extends BuiltinToolName>(
+  name: N,
+  args: unknown,
+): { ok: true; args: ToolArgs<N> } | { ok: false; result: ToolResult } => {
+  const parsed = TOOL_ARGS[name].safeParse(args ?? {});
+  if (parsed.success) return { ok: true, args: parsed.data as ToolArgs<N> };
+  return {
+    ok: false,
+    result: fail('invalid-args', `${name}: invalid arguments:\n${z.prettifyError(parsed.error)}`),
+  };
+};
+
 export type ToolArgs<N extends BuiltinToolName> = z.infer<(typeof TOOL_ARGS)[N]>;
 
 /** A tool as offered to the model. `parameters` is a JSON Schema object. */
@@ -259,17 +290,6 @@ export const builtinTools = (): readonly ToolDefinition[] =>
       defaultPolicy,
     };
   }));
-
-/** True when `name` is a built-in tool. */
-export const isBuiltinTool = (name: string): name is BuiltinToolName =>
-  Object.prototype.hasOwnProperty.call(TOOL_ARGS, name);
-
-/**
- * The pool task that runs a command for niffler itself — a hook, a repository tool, a custom
- * command's `` !`cmd` `` — never offered to the model: bash's sandbox, limits and minimal
- * environment, the input on stdin, each stream kept up to `maxOutputBytes`.
- */
-export const COMMAND_TASK = 'niffler:command';
 
 export interface CommandSpec {
   command: string;

@@ -1,19 +1,30 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
 import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { writeAtomic } from '../shared/atomic.ts';
 import { readBoundedFile } from '../shared/bounded-read.ts';
 import { done, fail } from './result.ts';
 
-const ItemSchema = z.object({
-  id: z.number().int(),
-  text: z.string(),
-  status: z.enum(['pending', 'in_progress', 'done', 'cancelled']),
-});
-const ListSchema = z.array(ItemSchema);
-type Item = z.infer<typeof ItemSchema>;
+const STATUSES = ['pending', 'in_progress', 'done', 'cancelled'] as const;
+interface Item {
+  id: number;
+  text: string;
+  status: (typeof STATUSES)[number];
+}
+
+/** A stored list as written by `save`: an array of items, each with exactly their three types. */
+const isList = (value: unknown): value is Item[] =>
+  Array.isArray(value) &&
+  value.every((item: unknown) => {
+    if (typeof item !== 'object' || item === null) return false;
+    const { id, text, status } = item as Record<string, unknown>;
+    return (
+      Number.isInteger(id) &&
+      typeof text === 'string' &&
+      (STATUSES as readonly unknown[]).includes(status)
+    );
+  });
 
 const MARKS: Record<Item['status'], string> = {
   pending: '[ ]',
@@ -28,8 +39,10 @@ const MAX_BYTES = 1024 * 1024;
 const load = async (file: string): Promise<Item[]> => {
   const text = await readBoundedFile(file, { maxBytes: MAX_BYTES }).catch(() => '[]');
   try {
-    const parsed = ListSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : [];
+    const parsed: unknown = JSON.parse(text);
+    return isList(parsed)
+      ? parsed.map(({ id, text: itemText, status }) => ({ id, text: itemText, status }))
+      : [];
   } catch {
     // A torn or hand-edited file starts a fresh list rather than failing every call.
     return [];

@@ -1,31 +1,16 @@
-import { z } from 'zod';
-import {
-  COMMAND_TASK,
-  isBuiltinTool,
-  TOOL_ARGS,
-  type BuiltinToolName,
-  type CommandSpec,
-  type ToolControlMessage,
-  type ToolTask,
-} from '../protocol/tools.ts';
+import { COMMAND_TASK, isBuiltinTool, type BuiltinToolName } from '../protocol/tool-names.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
+import type { CommandSpec, ToolArgs, ToolControlMessage, ToolTask } from '../protocol/tools.ts';
 import { TOOL_RUNS, type ToolIo, type ToolRun } from './registry.ts';
 import { fail, messageOf } from './result.ts';
 
-const run = async <N extends BuiltinToolName>(
-  name: N,
-  task: ToolTask,
-  io: ToolIo,
-): Promise<ToolResult> => {
-  const parsed = TOOL_ARGS[name].safeParse(task.args ?? {});
-  if (!parsed.success)
-    return fail('invalid-args', `${name}: invalid arguments:\n${z.prettifyError(parsed.error)}`);
-  const runTool = TOOL_RUNS[name] as ToolRun<N>;
-  return runTool(parsed.data as z.infer<(typeof TOOL_ARGS)[N]>, task.context, io);
-};
+/** Runs built-in `name` on arguments its host validated (`parseToolArgs`). */
+const run = <N extends BuiltinToolName>(name: N, task: ToolTask, io: ToolIo): Promise<ToolResult> =>
+  (TOOL_RUNS[name] as ToolRun<N>)(task.args as ToolArgs<N>, task.context, io);
 
 /**
- * The tools pool's task entry: validates the arguments, runs the tool, and always returns a
+ * The tools pool's task entry: runs the tool on the arguments its host validated (this thread
+ * loads no schema library), and always returns a
  * `ToolResult` — an unexpected exception becomes an `internal` result, never a rejected task.
  */
 export default async function runToolTask(

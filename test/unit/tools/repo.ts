@@ -12,7 +12,12 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
-import type { ToolContext, ToolLimits } from '../../../src/workers/protocol/tools.ts';
+import {
+  isBuiltinTool,
+  parseToolArgs,
+  type ToolContext,
+  type ToolLimits,
+} from '../../../src/workers/protocol/tools.ts';
 
 export interface TempRepo {
   /** The workspace root: a fresh git repository. */
@@ -68,10 +73,15 @@ export const tempRepo = (limits: Partial<ToolLimits> = {}, autoRemove = true): T
   return { root, outside, home, context, write, remove };
 };
 
-/** Runs one tool through the worker's task entry (argument validation included), in-process. */
+/**
+ * Runs one tool as the host does, in-process: its arguments validated (`parseToolArgs`, as
+ * `ToolsHost.run`), then the worker's task entry.
+ */
 export const runTool = async (context: ToolContext, tool: string, args: unknown) => {
   const { default: runToolTask } = await import('../../../src/workers/tools/worker.ts');
-  return runToolTask({ tool, args, context });
+  if (!isBuiltinTool(tool)) return runToolTask({ tool, args, context });
+  const parsed = parseToolArgs(tool, args);
+  return parsed.ok ? runToolTask({ tool, args: parsed.args, context }) : parsed.result;
 };
 
 /** The text of a result: `output` when there is one, else the error message. */
