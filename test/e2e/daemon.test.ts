@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { connectSocket } from '../../src/main/daemon/client.ts';
 import { nifflerPaths } from '../../src/main/paths.ts';
 import type { DaemonStatus, McpStatusResult } from '../../src/main/protocol.ts';
+import { fixtureYaml } from './gateway.ts';
 import { isAlive, makeE2eWorkspace, publishedServersYaml } from './workspace.ts';
 
 type Running = DaemonStatus & { running: true };
@@ -181,5 +183,43 @@ describe('daemon and niffler mcp (built binary, real servers)', () => {
     const missing = await ws.run(['mcp', 'remove', 'zzz']);
     expect(missing.exitCode).toBe(1);
     expect(missing.stderr).toContain('has no server "zzz"');
+  });
+});
+
+describe('the daemon process', () => {
+  it('runs with two malloc arenas, which its config, tools and servers do not inherit', async () => {
+    const ws = makeE2eWorkspace();
+    const names = ['MALLOC_ARENA_MAX', 'NIFFLER_DAEMON_ARENA'];
+    ws.writeGlobal(
+      `mcpServers:\n${fixtureYaml(
+        'echo',
+        'echo',
+        `    env: { SEEN_ARENA: "\${MALLOC_ARENA_MAX:-unset}", SEEN_MARK: "\${NIFFLER_DAEMON_ARENA:-unset}" }\n`,
+      )}`,
+    );
+    await ws.run(['mcp', 'status', '--wait']);
+    const { pid } = await ws.runJson<Running>(['daemon', 'status']);
+    // The allocator read it as the process started (the kernel's copy of its first environment).
+    expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain(
+      'MALLOC_ARENA_MAX=2',
+    );
+    // Its config expanded without it, and a server's environment holds none of it.
+    const call = await ws.run([
+      'mcp',
+      'call',
+      'echo',
+      'env',
+      '--args',
+      JSON.stringify({ names: ['SEEN_ARENA', 'SEEN_MARK', ...names] }),
+    ]);
+    expect(call.exitCode, call.stderr).toBe(0);
+    expect(call.stdout).toContain(
+      JSON.stringify({
+        SEEN_ARENA: 'unset',
+        SEEN_MARK: 'unset',
+        MALLOC_ARENA_MAX: null,
+        NIFFLER_DAEMON_ARENA: null,
+      }),
+    );
   });
 });

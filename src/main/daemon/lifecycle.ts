@@ -12,12 +12,25 @@ import { isNoDaemon } from './one-shot.ts';
 import { readPidFile } from './pid-file.ts';
 
 /**
- * The daemon's V8 heap: young generations of 2 MiB semi-spaces (V8's default grows them to 16
+ * The daemon's V8 heap: young generations of 1 MiB semi-spaces (V8's default grows them to 16
  * MiB) in the main thread and in each worker. A daemon lives all day beside the user's editor,
- * builds and models; this keeps ~17 MiB off its resident size (a 10 MB MCP result peaks at 139
- * MiB instead of 155, bench/daemon-memory) for more frequent, shorter scavenges.
+ * builds and models; with the allocator's limit below this keeps its peak in a turn under 150
+ * MiB (bench/memory), for more frequent, shorter scavenges (bench/agent-loop and first-turn keep
+ * their goals).
  */
-const DAEMON_V8_FLAGS = ['--max-semi-space-size=2'];
+const DAEMON_V8_FLAGS = ['--max-semi-space-size=1'];
+
+/**
+ * glibc's malloc gives each thread that allocates its own arena, each holding on to what it
+ * freed: with five threads and their helpers that is several MiB at a turn's peak. Two arenas
+ * are plenty for a process that mostly waits. Set only for the daemon (and only where the user
+ * has not chosen): `NIFFLER_DAEMON_ARENA` tells it to take both out of its environment again
+ * (daemon/main.ts), so its tools and servers start with the user's.
+ */
+const daemonEnv = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv =>
+  env['MALLOC_ARENA_MAX'] === undefined
+    ? { ...env, MALLOC_ARENA_MAX: '2', NIFFLER_DAEMON_ARENA: '1' }
+    : { ...env };
 
 /**
  * The daemon entry: `dist/daemon.js` in a build, the TypeScript source in dev and tests (through
@@ -203,7 +216,7 @@ const spawnDaemon = async (options: ConnectOptions, timeoutMs: number): Promise<
   const { file, execArgv } = daemonCommand();
   const child = spawn(process.execPath, [...execArgv, file, '--root', options.root], {
     cwd: options.root,
-    env: { ...(options.env ?? process.env) },
+    env: daemonEnv(options.env ?? process.env),
     detached: true,
     stdio: ['ignore', 'pipe', stderr],
   });

@@ -5,6 +5,12 @@ import { homeProblem, nifflerHome } from '../paths.ts';
 // The daemon process entry (dist/daemon.js): `node dist/daemon.js --root DIR`. Started detached by
 // a front-end; says `ready` on stdout (when it is a pipe) once its socket accepts connections, or
 // `busy PID` when another daemon runs for the workspace (then it exits at once).
+// MALLOC_ARENA_MAX was read by the allocator as the process started; set by the front-end for
+// the daemon alone (see daemonEnv in lifecycle.ts), it is not passed on to tools and servers.
+if (process.env['NIFFLER_DAEMON_ARENA'] === '1') {
+  delete process.env['MALLOC_ARENA_MAX'];
+  delete process.env['NIFFLER_DAEMON_ARENA'];
+}
 const rootIndex = process.argv.indexOf('--root');
 const root = rootIndex > 0 ? process.argv[rootIndex + 1] : undefined;
 if (!root) {
