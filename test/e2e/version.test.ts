@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { copyBuild, niffler } from './cli.ts';
 import { makeE2eWorkspace, publishedServersYaml } from './workspace.ts';
 
+/** package.json's version as the bundles carry it (minified or not). */
+const stampedVersion = () => /version: ?"0\.1\.0"/;
+
 /** A copy of the build that says it is another version. */
 const otherVersionBuild = (version: string): string => {
   const bin = copyBuild('niffler-e2e-other-version');
@@ -11,13 +14,11 @@ const otherVersionBuild = (version: string): string => {
   // Every bundle that carries the version: the chunks of the command tree and the fast path.
   const stamped = readdirSync(copy, { recursive: true, encoding: 'utf8' })
     .map((file) => path.join(copy, file))
-    .filter(
-      (file) => /\.c?js$/.test(file) && readFileSync(file, 'utf8').includes('version: "0.1.0"'),
-    );
+    .filter((file) => /\.c?js$/.test(file) && stampedVersion().test(readFileSync(file, 'utf8')));
   for (const file of stamped)
     writeFileSync(
       file,
-      readFileSync(file, 'utf8').replace('version: "0.1.0"', `version: ${JSON.stringify(version)}`),
+      readFileSync(file, 'utf8').replace(stampedVersion(), `version:${JSON.stringify(version)}`),
     );
   expect(stamped.length).toBeGreaterThan(0);
   return bin;
