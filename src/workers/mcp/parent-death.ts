@@ -35,6 +35,12 @@ const findSetpriv = (): string | null => {
   return setpriv;
 };
 
+/**
+ * Finds setpriv now (a probe run, ~2-3 ms), rather than at the first server's spawn: for a thread
+ * that is otherwise waiting (the MCP worker before its data comes).
+ */
+export const prepareParentDeath = (): void => void findSetpriv();
+
 /** Where `command` runs from: a path (relative to `cwd`), or the first match on `PATH`. */
 const resolveCommand = (command: string, pathVar: string | undefined, cwd: string) => {
   if (command.includes('/')) {

@@ -1,13 +1,18 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { McpWorkerData, McpWorkerInit } from '../protocol/mcp.ts';
-import { enableCompileCache, flushCompileCache, type WorkerStart } from '../shared/compile-cache.ts';
+import {
+  enableCompileCache,
+  flushCompileCache,
+  type WorkerStart,
+} from '../shared/compile-cache.ts';
 import { spawnEarly } from './early-spawn.ts';
+import { prepareParentDeath } from './parent-death.ts';
 
 // The MCP worker thread's entry. A cold start waits for the servers, so this loads as little as
 // it can before they run: it turns the compile cache on, spawns the stdio servers as soon as it
-// has its data (early-spawn.ts), and meanwhile loads the MCP client code (the SDK, thread.ts)
-// through the cache. A daemon starts this thread before it reads its config: then the data comes
-// as the first message (McpHost.start) while the code loads.
+// has its data (early-spawn.ts), and only then loads the MCP client code (the SDK, thread.ts)
+// through the cache, while the servers boot. A daemon starts this thread before it reads its
+// config: then the data comes as the first message (McpHost.start).
 if (!parentPort) throw new Error('the MCP worker must run in a worker thread');
 const port = parentPort;
 const start = workerData as WorkerStart<McpWorkerData>;
@@ -16,10 +21,16 @@ enableCompileCache(start.compileCache);
 const init = new Promise<McpWorkerData>((resolve) => {
   if (start.data) return resolve(start.data);
   port.once('message', (message: McpWorkerInit) => resolve(message.data));
-}).then((data) => {
+});
+// While the data is on its way (a daemon reads its config meanwhile), what the spawns will need.
+if (!start.data) prepareParentDeath();
+const spawned = init.then((data) => {
   spawnEarly(data);
   return data;
 });
-const [{ McpWorkerThread }, data] = await Promise.all([import('./thread.ts'), init]);
+// The client code loads once the servers are spawned: its loading (a few tens of ms) holds the
+// thread, and a data message that came meanwhile would wait for it, and so would the servers.
+const data = await spawned;
+const { McpWorkerThread } = await import('./thread.ts');
 new McpWorkerThread(port, data).serve();
 flushCompileCache();
