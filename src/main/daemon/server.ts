@@ -9,7 +9,7 @@ import { reapGroups } from '../../workers/shared/process-group.ts';
 import { pruneOutputs } from '../../workers/shared/prune.ts';
 import { secretsKeeper } from '../config/redact.ts';
 import type { Config } from '../config/schema.ts';
-import type { Engine } from '../engine/engine.ts';
+import type { Engine, EngineOptions } from '../engine/engine.ts';
 import { createLogger, parseLogLevel, type Logger } from '../log.ts';
 import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
 import { McpHost, type BootedMcpWorker } from '../threads/mcp.ts';
@@ -112,8 +112,8 @@ interface ServeHooks {
 }
 
 /**
- * The engine of this daemon. Its code loads only now, after the MCP worker was started: the
- * servers spawn while this thread loads it.
+ * The engine of this daemon. Its code loads only now, after the MCP worker was started and given
+ * its servers (boot.ts): they spawn while this thread loads it.
  */
 const startEngine = async (
   options: DaemonOptions,
@@ -122,8 +122,7 @@ const startEngine = async (
   log: Logger,
   hooks: ServeHooks & { stop: (reason: string) => void; onActivity: () => void },
 ): Promise<Engine> => {
-  const { Engine } = await import('../engine/engine.ts');
-  return Engine.create({
+  const engineOptions: EngineOptions = {
     root: options.root,
     env,
     log,
@@ -133,7 +132,12 @@ const startEngine = async (
     onActivity: hooks.onActivity,
     onConfig: (loaded) => hooks.onConfig(loaded.config),
     mcpWorker: hooks.mcpWorker,
-  });
+  };
+  // The config first, and the MCP worker given its servers: they spawn while the rest loads.
+  const { beginEngine } = await import('../engine/boot.ts');
+  const start = beginEngine(engineOptions);
+  const { Engine } = await import('../engine/engine.ts');
+  return Engine.create(engineOptions, start);
 };
 
 const serve = async (

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { mkdirSync } from 'node:fs';
 import type { McpElicitationAnswer, McpSamplingAnswer } from '../../workers/protocol/mcp.ts';
 import { loadConfig, type FlagOverride, type LoadedConfig } from '../config/load.ts';
 import { NifflerError } from '../errors.ts';
@@ -19,7 +18,9 @@ import type {
   ResultOf,
 } from '../protocol.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
-import { McpHost, mcpWorkerData, type BootedMcpWorker, type McpHostEvent } from '../threads/mcp.ts';
+import type { McpHost } from '../threads/mcp.ts';
+import { mcpWorkerData, type BootedMcpWorker, type McpHostEvent } from '../threads/mcp.ts';
+import { beginEngine } from './boot.ts';
 import type { Gateway } from '../gateway/gateway.ts';
 import { isLoopbackHost } from '../gateway/token.ts';
 import { ToolsHost } from '../threads/tools.ts';
@@ -130,23 +131,13 @@ export class Engine implements EngineHandlers {
     this.#watch();
   }
 
-  /** Loads the config (a broken one is reported, not fatal) and starts the MCP worker. */
-  static async create(options: EngineOptions): Promise<Engine> {
-    const env = options.env ?? process.env;
-    const paths = nifflerPaths(options.root, env);
-    mkdirSync(paths.mcpLogsDir, { recursive: true, mode: 0o700 });
-    const result = loadConfig({ root: options.root, env, flags: options.flags ?? [] });
-    const loaded = result.ok ? result.value : null;
-    if (loaded) options.onConfig?.(loaded);
-    const configError = result.ok ? null : result.error.message;
-    if (configError) options.log.error('config invalid at start', { error: configError });
-    // Without a daemon servers start anew for every command: no probe that costs a spawn each time.
-    const probe = options.socket !== null;
-    const mcp = await McpHost.start(
-      mcpWorkerData(options.root, loaded, paths, { env, probe }),
-      { logger: options.log.child({ scope: 'mcp' }) },
-      options.mcpWorker,
-    );
+  /**
+   * Loads the config (a broken one is reported, not fatal) and starts the MCP worker — or takes
+   * what `beginEngine` (boot.ts) began before this module loaded.
+   */
+  static async create(options: EngineOptions, start = beginEngine(options)): Promise<Engine> {
+    const { loaded, configError } = start;
+    const mcp = await start.mcp;
     const engine = new Engine(options, loaded, configError, mcp);
     await engine.approvals.load();
     // Schedules run in a daemon, never in a one-off in-process engine; once the daemon holds
@@ -322,7 +313,9 @@ export class Engine implements EngineHandlers {
           `${host} is not a loopback address; binding it needs --allow-remote (see niffler mcp serve --help)`,
         );
       const scope = server ? knownServer(this, server).name : undefined;
-      const listener = await (await this.#gatewayNow()).listen(client, {
+      const listener = await (
+        await this.#gatewayNow()
+      ).listen(client, {
         host,
         port,
         tokenSha256,

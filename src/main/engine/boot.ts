@@ -1,0 +1,39 @@
+import { mkdirSync } from 'node:fs';
+import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import { nifflerPaths } from '../paths.ts';
+import { McpHost, mcpWorkerData } from '../threads/mcp.ts';
+import type { EngineOptions } from './engine.ts';
+
+/** What an engine starts from: its config as read, and its MCP worker on the way. */
+export interface EngineStart {
+  loaded: LoadedConfig | null;
+  configError: string | null;
+  mcp: Promise<McpHost>;
+}
+
+/**
+ * The first part of an engine's start, which a cold start waits on: reads the config (a broken
+ * one is reported, not fatal) and gives the MCP worker its servers. Its own module, light: a
+ * daemon runs it before it loads the rest of the engine's code, so the servers spawn while that
+ * loads.
+ */
+export const beginEngine = (options: EngineOptions): EngineStart => {
+  const env = options.env ?? process.env;
+  const paths = nifflerPaths(options.root, env);
+  mkdirSync(paths.mcpLogsDir, { recursive: true, mode: 0o700 });
+  const result = loadConfig({ root: options.root, env, flags: options.flags ?? [] });
+  const loaded = result.ok ? result.value : null;
+  if (loaded) options.onConfig?.(loaded);
+  const configError = result.ok ? null : result.error.message;
+  if (configError) options.log.error('config invalid at start', { error: configError });
+  // Without a daemon servers start anew for every command: no probe that costs a spawn each time.
+  const probe = options.socket !== null;
+  const mcp = McpHost.start(
+    mcpWorkerData(options.root, loaded, paths, { env, probe }),
+    { logger: options.log.child({ scope: 'mcp' }) },
+    options.mcpWorker,
+  );
+  // Its failure is the caller's, when it awaits this (after loading the engine's code meanwhile).
+  mcp.catch(() => undefined);
+  return { loaded, configError, mcp };
+};
