@@ -12,15 +12,6 @@ import { isNoDaemon } from './one-shot.ts';
 import { readPidFile } from './pid-file.ts';
 
 /**
- * The daemon's V8 heap: young generations of 1 MiB semi-spaces (V8's default grows them to 16
- * MiB) in the main thread and in each worker. A daemon lives all day beside the user's editor,
- * builds and models; with the allocator's limit below this keeps its peak in a turn under 150
- * MiB (bench/memory), for more frequent, shorter scavenges (bench/agent-loop and first-turn keep
- * their goals).
- */
-const DAEMON_V8_FLAGS = ['--max-semi-space-size=1'];
-
-/**
  * glibc's malloc gives each thread that allocates its own arena, each holding on to what it
  * freed: with five threads and their helpers that is several MiB at a turn's peak. Two arenas
  * are plenty for a process that mostly waits. Set only for the daemon (and only where the user
@@ -40,9 +31,9 @@ const daemonCommand = (): { file: string; execArgv: string[] } =>
   isSourceRun()
     ? {
         file: fileURLToPath(new URL('./main.ts', import.meta.url)),
-        execArgv: [...workerExecArgv(), ...DAEMON_V8_FLAGS],
+        execArgv: workerExecArgv(),
       }
-    : { file: fileURLToPath(distFile('daemon.js')), execArgv: DAEMON_V8_FLAGS };
+    : { file: fileURLToPath(distFile('daemon.js')), execArgv: [] };
 
 /**
  * True while process `pid` runs. A zombie (exited, not yet reaped — some containers' init reaps

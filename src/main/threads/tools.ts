@@ -20,7 +20,7 @@ import {
 import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import { killGroup } from '../../workers/shared/process-group.ts';
 import { probeBwrap } from '../../workers/shared/sandbox-command.ts';
-import { workerExecArgv, workerFile } from './entry.ts';
+import { WORKER_YOUNG_GENERATION_MB, workerExecArgv, workerFile } from './entry.ts';
 
 /**
  * One built-in tool call from the agent loop. `sessionId` picks the session's todo list;
@@ -110,6 +110,7 @@ export class ToolsHost {
       minThreads: 1,
       maxThreads: this.#maxThreads,
       idleTimeout: 60_000,
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
     return this.#poolNow;
   }
