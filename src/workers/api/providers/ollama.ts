@@ -1,8 +1,8 @@
 import type { ChatResponse, Message, Tool } from 'ollama';
 import type { ChatMessage, ModelSpec } from '../../protocol/api.ts';
-import { HttpStatusError } from '../failure.ts';
 import { partsText, resultImages, toolCallEvent, visibleParts } from '../messages.ts';
 import { resultText } from '../../protocol/tool-result.ts';
+import { lines, throwUnlessOk } from './http.ts';
 import type { ProviderStream } from './provider.ts';
 import { isObject } from '../../shared/is-object.ts';
 
@@ -44,34 +44,6 @@ export const toOllamaMessages = (messages: ChatMessage[], vision: boolean): Mess
       }
     }
   });
-
-/** The body's lines, each decoded once; the last one counts without its newline. */
-const lines = async function* (body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let pending = '';
-  for await (const chunk of body) {
-    pending += decoder.decode(chunk, { stream: true });
-    const parts = pending.split('\n');
-    pending = parts.pop() ?? '';
-    yield* parts;
-  }
-  pending += decoder.decode();
-  if (pending) yield pending;
-};
-
-/** The message of an error response: the `error` of a JSON body, else the body's text. */
-const errorMessage = async (response: Response): Promise<string> => {
-  const fallback = `Error ${response.status}: ${response.statusText}`;
-  try {
-    if (response.headers.get('content-type')?.includes('application/json')) {
-      const { error } = ((await response.json()) ?? {}) as { error?: unknown };
-      return typeof error === 'string' && error ? error : fallback;
-    }
-    return (await response.text()) || fallback;
-  } catch {
-    return fallback;
-  }
-};
 
 /** Our headers; the key and `headers` from the config, where those do not set the JSON ones. */
 const requestHeaders = (spec: ModelSpec): Headers => {
@@ -136,8 +108,7 @@ export const streamOllama: ProviderStream = async function* (call) {
     body: requestBody(call),
     signal: call.signal,
   });
-  if (!response.ok)
-    throw new HttpStatusError(response.status, await errorMessage(response), response.headers);
+  await throwUnlessOk(response);
   if (!response.body) throw new Error('Missing body');
   let calls = 0;
   for await (const line of lines(response.body)) {

@@ -1,4 +1,3 @@
-import OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionContentPart,
@@ -9,7 +8,8 @@ import type { CompletionUsage } from 'openai/resources/completions';
 import type { ChatMessage, LlmEvent, StopReason } from '../../protocol/api.ts';
 import { imageNote, partsText, resultImages, toolCallEvent, visibleParts } from '../messages.ts';
 import { resultText } from '../../protocol/tool-result.ts';
-import { sdkClientOptions, type ProviderCall, type ProviderStream } from './provider.ts';
+import { sseData, throwUnlessOk } from './http.ts';
+import type { ProviderCall, ProviderStream } from './provider.ts';
 
 const contentParts = (parts: ReturnType<typeof visibleParts>): ChatCompletionContentPart[] =>
   parts.map((p) =>
@@ -157,28 +157,53 @@ function* deltaEvents(
   }
 }
 
-/** OpenAI-compatible chat completions through the `openai` client (its retries off: ours apply). */
+/** The request's headers: the key, then `headers` from the config (which may replace it). */
+const requestHeaders = (call: ProviderCall): Headers => {
+  const headers = new Headers();
+  headers.set('Authorization', `Bearer ${call.spec.apiKey ?? 'no-key'}`);
+  for (const [name, value] of Object.entries(call.spec.headers ?? {})) headers.set(name, value);
+  headers.set('Content-Type', 'application/json');
+  headers.set('Accept', 'text/event-stream, application/json');
+  return headers;
+};
+
+/** One server-sent event's chunk, or the error the server sent in the stream instead. */
+const chunkOf = (data: string): ChatCompletionChunk => {
+  const parsed = JSON.parse(data) as ChatCompletionChunk & { error?: { message?: unknown } };
+  if (parsed.error !== undefined) {
+    const message = parsed.error.message;
+    throw new Error(typeof message === 'string' ? message : JSON.stringify(parsed.error));
+  }
+  return parsed;
+};
+
+/**
+ * OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp, LM Studio, OpenRouter…): one POST
+ * to `/chat/completions` with fetch, its server-sent events read as they come. No client library:
+ * the request and the stream are all it takes, and a library's code (~6 MiB of an isolate's heap)
+ * would sit in the API worker all day. Retries are ours (retry.ts); errors are classified from
+ * the status, its body's message and its headers (failure.ts).
+ */
 export const streamOpenAi: ProviderStream = async function* (call) {
-  const { spec } = call;
-  const client = new OpenAI({
-    apiKey: spec.apiKey ?? 'no-key',
-    // Given, so the client does not take them from the environment (OPENAI_ORG_ID, …) and send
-    // them to whatever endpoint baseUrl names.
-    organization: null,
-    project: null,
-    ...sdkClientOptions(call),
+  const response = await fetch(`${call.spec.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
+    method: 'POST',
+    headers: requestHeaders(call),
+    body: JSON.stringify(requestBody(call)),
+    signal: call.signal,
   });
-  const stream = await client.chat.completions.create(requestBody(call), { signal: call.signal });
+  await throwUnlessOk(response);
+  if (!response.body) throw new Error('the server sent no body');
   const tools = new Map<number, ToolDelta>();
   let finish: string | null = null;
-  for await (const chunk of stream) {
+  for await (const data of sseData(response.body)) {
+    const chunk = chunkOf(data);
     if (chunk.usage) yield usageOf(chunk.usage);
-    const choice = chunk.choices[0];
+    const choice = chunk.choices?.[0];
     if (!choice) continue;
-    yield* deltaEvents(choice.delta, tools);
+    if (choice.delta) yield* deltaEvents(choice.delta, tools);
     if (choice.finish_reason) finish = choice.finish_reason;
   }
-  call.signal.throwIfAborted(); // the SDK ends the stream quietly on abort
+  call.signal.throwIfAborted();
   for (const [, entry] of [...tools].sort(([a], [b]) => a - b))
     yield toolCallEvent(entry.id || call.newId(), entry.name, entry.args);
   yield { type: 'done', stopReason: stopReason(finish, tools.size), toolProtocol: 'native' };

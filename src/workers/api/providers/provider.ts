@@ -24,7 +24,7 @@ export interface ProviderCall {
  */
 export type ProviderStream = (call: ProviderCall) => AsyncGenerator<LlmEvent, void, undefined>;
 
-/** A logger in the shape the openai and anthropic clients accept, posting to main. */
+/** A logger in the shape the anthropic client accepts, posting to main. */
 export const sdkLogger = (log: WorkerLog) => ({
   error: (msg: string, ...rest: unknown[]) => log('error', msg, { detail: rest.map(String) }),
   warn: (msg: string, ...rest: unknown[]) => log('warn', msg, { detail: rest.map(String) }),
@@ -33,8 +33,8 @@ export const sdkLogger = (log: WorkerLog) => ({
 });
 
 /**
- * What the openai and anthropic clients share: our base URL and headers, their retries off (ours
- * apply), no timeout of theirs (our stall timer governs), their log to main.
+ * The anthropic client's options: our base URL and headers, its retries off (ours apply), no
+ * timeout of its own (our stall timer governs), its log to main.
  */
 export const sdkClientOptions = (call: ProviderCall) => ({
   baseURL: call.spec.baseUrl,
