@@ -5,9 +5,9 @@ import {
   PortMessageReader,
   PortMessageWriter,
   SocketMessageReader,
-  SocketMessageWriter,
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
+import { SocketFrameWriter } from './socket-writer.ts';
 import { NifflerError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { fromResponseError, requestHandlers, sendUntilClosed } from './connection.ts';
@@ -167,7 +167,7 @@ export const connectSocket = (
       socket.on('error', () => {});
       const connection = createMessageConnection(
         new SocketMessageReader(socket),
-        new SocketMessageWriter(socket),
+        new SocketFrameWriter(socket),
       );
       const watch = (seen: () => void) => void socket.on('data', seen);
       resolve(

@@ -1,10 +1,7 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import type net from 'node:net';
-import {
-  createMessageConnection,
-  SocketMessageReader,
-  SocketMessageWriter,
-} from 'vscode-jsonrpc/node';
+import { createMessageConnection, SocketMessageReader } from 'vscode-jsonrpc/node';
+import { SocketFrameWriter } from './socket-writer.ts';
 import { reapGroups } from '../../workers/shared/process-group.ts';
 import { pruneOutputs } from '../../workers/shared/prune.ts';
 import { secretsKeeper } from '../config/redact.ts';
@@ -238,7 +235,7 @@ const acceptor =
     socket.on('error', (error) => log.debug('client socket error', { error: error.message }));
     const connection = createMessageConnection(
       new SocketMessageReader(socket),
-      new SocketMessageWriter(socket),
+      new SocketFrameWriter(socket),
     );
     connection.onError(([error]) => log.debug('client connection error', { error: error.message }));
     serveConnection(connection, engine);
