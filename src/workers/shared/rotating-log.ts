@@ -1,6 +1,11 @@
-import { appendFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { fsFailure, makeDirSync } from './fs-errors.ts';
+
+/** How long a log keeps its file open after its last line. */
+const IDLE_CLOSE_MS = 2_000;
+/** How often a log that keeps writing checks that its file is still the one at its path. */
+const RECHECK_MS = 1_000;
 
 /**
  * The one log file writer of niffler (the daemon's JSON log, each MCP server's log): appends
@@ -8,10 +13,16 @@ import { fsFailure, makeDirSync } from './fs-errors.ts';
  * and never throws — a full disk or a removed directory is kept in `problem` for the status
  * commands to show, and the next write tries again. Its size is looked at once, then counted, so
  * a line costs no stat (another process writing the same file makes the count low: it rotates
- * later than `maxBytes`, never earlier).
+ * later than `maxBytes`, never earlier). While lines keep coming the file stays open (a line
+ * costs one write, not an open, a write and a close: the gateway logs every call); it is closed
+ * after 2 s without one, and reopened within a second when someone removed it meanwhile.
  */
 export class RotatingLog {
   #size = -1;
+  #fd = -1;
+  #lastWrite = 0;
+  #checked = 0;
+  #idle: NodeJS.Timeout | undefined;
   /** Why the last write failed (file, errno in plain words); undefined once one succeeds. */
   problem: string | undefined;
 
@@ -25,27 +36,59 @@ export class RotatingLog {
   /** Appends `lines` (whole lines, each ending in a newline). */
   append(lines: string): void {
     try {
-      if (this.#size < 0) {
-        makeDirSync(path.dirname(this.file));
-        this.#size = Math.max(0, sizeOf(this.file));
+      const now = Date.now();
+      if (this.#fd >= 0 && now - this.#checked > RECHECK_MS) {
+        this.#checked = now;
+        if (fstatSync(this.#fd).nlink === 0) this.#close();
       }
-      if (this.#size + Buffer.byteLength(lines) > this.maxBytes && this.#size > 0) this.#rotate();
-      appendFileSync(this.file, lines, { mode: 0o600 });
-      this.#size += Buffer.byteLength(lines);
+      if (this.#fd < 0) this.#open(now);
+      const bytes = Buffer.byteLength(lines);
+      if (this.#size + bytes > this.maxBytes && this.#size > 0) this.#rotate(now);
+      writeSync(this.#fd, lines);
+      this.#size += bytes;
+      this.#lastWrite = now;
+      if (!this.#idle) this.#idle = setTimeout(() => this.#closeWhenIdle(), IDLE_CLOSE_MS).unref();
       this.problem = undefined;
     } catch (error) {
-      this.#size = -1;
+      this.#close();
       this.problem = fsFailure('write the log', this.file, error);
     }
   }
 
-  #rotate(): void {
+  #open(now: number): void {
+    makeDirSync(path.dirname(this.file));
+    this.#fd = openSync(this.file, 'a', 0o600);
+    this.#size = fstatSync(this.#fd).size;
+    this.#checked = now;
+  }
+
+  #close(): void {
+    if (this.#fd >= 0) {
+      try {
+        closeSync(this.#fd);
+      } catch {
+        // Closing a log that failed is best effort.
+      }
+    }
+    this.#fd = -1;
+    this.#size = -1;
+  }
+
+  #closeWhenIdle(): void {
+    this.#idle = undefined;
+    const quiet = Date.now() - this.#lastWrite;
+    if (quiet >= IDLE_CLOSE_MS) return this.#close();
+    this.#idle = setTimeout(() => this.#closeWhenIdle(), IDLE_CLOSE_MS - quiet).unref();
+  }
+
+  #rotate(now: number): void {
+    this.#close();
     rmSync(`${this.file}.${this.generations}`, { force: true });
     for (let n = this.generations - 1; n >= 1; n--)
       if (sizeOf(`${this.file}.${n}`) >= 0)
         renameSync(`${this.file}.${n}`, `${this.file}.${n + 1}`);
     renameSync(this.file, `${this.file}.1`);
-    this.#size = 0;
+    this.#open(now);
   }
 }
 
