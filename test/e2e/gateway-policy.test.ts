@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Client, ElicitResult } from '@modelcontextprotocol/client';
@@ -134,6 +134,55 @@ describe('policy across the boundary', () => {
     expect((await names('narrow')).sort()).toEqual(
       all.filter((n) => n.startsWith('mine__') || n === 'read_file').sort(),
     );
+  });
+});
+
+describe("the repository's own tools (.niffler/tools)", () => {
+  it('are served once the repository is trusted: a read-only one to anyone, one that asks only to a consumer that can ask, its answer the approval', async () => {
+    const ws = makeE2eWorkspace();
+    const tool = (file: string, text: string) => {
+      mkdirSync(path.join(ws.repo, '.niffler', 'tools'), { recursive: true });
+      writeFileSync(path.join(ws.repo, '.niffler', 'tools', file), text);
+    };
+    tool(
+      'todos.yaml',
+      'description: Lists the TODO lines\nparameters: { type: object, properties: {} }\nannotations: { readOnlyHint: true }\ncommand: echo "no TODO left"\n',
+    );
+    tool(
+      'shout.yaml',
+      'description: Says it louder\nparameters: { type: object, properties: { text: { type: string } }, required: [text] }\ncommand: |\n  tr a-z A-Z\n',
+    );
+    const names = async (client: Client) => (await client.listTools()).tools.map((t) => t.name);
+    // Untrusted, the repository contributes nothing that runs.
+    const early = await stdioConsumer(ws, { capabilities: { elicitation: { form: {} } } });
+    expect(await names(early)).not.toContain('todos');
+    expect(await refusal(early.callTool({ name: 'todos', arguments: {} }))).toMatch(
+      /^-32602: .*unknown tool "todos"/,
+    );
+    await early.close();
+
+    expect((await ws.run(['trust'])).exitCode).toBe(0);
+    const plain = await stdioConsumer(ws, { name: 'plain' });
+    expect(await names(plain)).toContain('todos');
+    expect(await names(plain)).not.toContain('shout');
+    expect(textOf(await plain.callTool({ name: 'todos', arguments: {} })).trim()).toBe(
+      'no TODO left',
+    );
+    const listed = (await plain.listTools()).tools.find((t) => t.name === 'todos');
+    expect(listed).toMatchObject({
+      description: 'Lists the TODO lines',
+      annotations: { readOnlyHint: true },
+    });
+
+    const asked: string[] = [];
+    const approving = await stdioConsumer(ws, {
+      name: 'approving',
+      ...asking(() => ({ action: 'accept', content: { approve: true } }), asked),
+    });
+    expect(await names(approving)).toContain('shout');
+    const shouted = await approving.callTool({ name: 'shout', arguments: { text: 'hi' } });
+    expect(asked).toEqual([expect.stringContaining('Allow shout?')]);
+    expect(JSON.parse(textOf(shouted))).toEqual({ TEXT: 'HI' });
   });
 });
 

@@ -42,7 +42,10 @@ import {
 } from './mcp-handlers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
 import { extensionHandlers } from '../extensions/handlers.ts';
-import { extensionDirs } from '../extensions/load.ts';
+import type { CommandRunner } from '../extensions/expand.ts';
+import { extensionDirs, usableExtensions } from '../extensions/load.ts';
+import { runRepoTool } from '../extensions/repo-tools.ts';
+import type { ServedRepoTool } from '../gateway/catalog.ts';
 import { watchExtensionDirs } from '../extensions/watch.ts';
 import { Semaphore } from '../extensions/subagents.ts';
 import { TaskRunner } from '../extensions/task-runner.ts';
@@ -233,6 +236,7 @@ export class Engine implements EngineHandlers {
       source: {
         loaded: () => this.#loaded,
         definitions: () => this.tools.definitions(),
+        repoTools: () => this.#servedRepoTools(),
         listTools: () => this.mcp.listTools(),
         listPrompts: () => this.mcp.listPrompts(),
         listResources: () => this.mcp.listResources(),
@@ -243,6 +247,29 @@ export class Engine implements EngineHandlers {
         waitForServers(this, servers, signal, this.config.mcp.startupWait * 1000),
     });
     return this.#gateway;
+  }
+
+  /**
+   * The repository tools the gateway serves: those a session may use (none of an untrusted
+   * repository's), less what `tools.disabled` names (`repo`: all of them).
+   */
+  #servedRepoTools(): ServedRepoTool[] {
+    const loaded = this.#loaded;
+    if (!loaded) return [];
+    const disabled = new Set(loaded.config.tools.disabled);
+    if (disabled.has('repo')) return [];
+    const run: CommandRunner = (spec, signal) => this.tools.runCommand(spec, signal);
+    return usableExtensions(loaded)
+      .extensions.tools.filter((tool) => !disabled.has(tool.name))
+      .map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.parameters,
+        readOnly: tool.annotations.readOnlyHint === true,
+        destructive: tool.annotations.destructiveHint === true,
+        openWorld: tool.annotations.openWorldHint === true,
+        run: (args, signal) => runRepoTool(tool, run, this.options.root, args, signal),
+      }));
   }
 
   /** The gateway's consumers now (none before the first came). */

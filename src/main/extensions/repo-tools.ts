@@ -118,6 +118,33 @@ const toolResult = (tool: RepoTool, outcome: CommandOutcome): ToolResult => {
 };
 
 /**
+ * Runs repository tool `tool` on `args`: its command in bash's sandbox with the arguments as JSON
+ * on stdin (the loop's tool table and the gateway both call it).
+ */
+export const runRepoTool = async (
+  tool: RepoTool,
+  run: CommandRunner,
+  root: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<ToolResult> => {
+  const missing = missingArgs(tool, args);
+  if (missing.length)
+    return fail('invalid-args', `${tool.name} needs ${missing.join(', ')}; see its parameters`);
+  const outcome = await run(
+    {
+      command: tool.command,
+      input: JSON.stringify(args),
+      timeoutSeconds: tool.timeout,
+      maxOutputBytes: TOOL_OUTPUT,
+      env: { NIFFLER_PROJECT_DIR: root, NIFFLER_TOOL: tool.name },
+    },
+    signal,
+  );
+  return 'ok' in outcome ? outcome : toolResult(tool, outcome);
+};
+
+/**
  * A repository tool as the loop's tool table holds it: approved as an MCP tool is (asks unless
  * annotated read-only, or a rule says otherwise); its command runs in bash's sandbox with the
  * arguments as JSON on stdin.
@@ -129,20 +156,6 @@ export const repoToolEntry = (tool: RepoTool, run: CommandRunner, root: string):
   server: 'repo',
   readOnly: tool.annotations.readOnlyHint === true,
   destructive: tool.annotations.destructiveHint === true,
-  run: async (args, call) => {
-    const missing = missingArgs(tool, args);
-    if (missing.length)
-      return fail('invalid-args', `${tool.name} needs ${missing.join(', ')}; see its parameters`);
-    const outcome = await run(
-      {
-        command: tool.command,
-        input: JSON.stringify(args),
-        timeoutSeconds: tool.timeout,
-        maxOutputBytes: TOOL_OUTPUT,
-        env: { NIFFLER_PROJECT_DIR: root, NIFFLER_TOOL: tool.name },
-      },
-      call?.signal ?? new AbortController().signal,
-    );
-    return 'ok' in outcome ? outcome : toolResult(tool, outcome);
-  },
+  run: (args, call) =>
+    runRepoTool(tool, run, root, args, call?.signal ?? new AbortController().signal),
 });

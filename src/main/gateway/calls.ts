@@ -174,7 +174,10 @@ export const relayInput = (
       : { ok: false, reason: 'the gateway client cannot answer sampling' },
 });
 
-/** Runs an approved call: a built-in in the tools pool, an MCP tool on its warm server. */
+/**
+ * Runs an approved call: a built-in in the tools pool, a repository tool's command in bash's
+ * sandbox, an MCP tool on its warm server.
+ */
 const execute = async (
   deps: GatewayDeps,
   view: ConsumerView,
@@ -195,6 +198,7 @@ const execute = async (
     const grants = [first.ask.grant];
     return deps.tools.run({ name: tool.def.name, args, sessionId, grants }, asker.signal);
   }
+  if (tool.repo) return tool.repo.run(args, asker.signal);
   return deps.mcp.callTool(tool.info!.name, args, {
     signal: asker.signal,
     ...(progress ? { onProgress: progress } : {}),

@@ -5,26 +5,55 @@ import type {
   McpResourceTemplateInfo,
   McpToolInfo,
 } from '../../workers/protocol/mcp.ts';
+import type { ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { builtinTool, mcpTool, type CatalogTool, type Offer } from '../engine/capabilities.ts';
+
+/**
+ * A repository tool (`.niffler/tools/`, `~/.niffler/tools/`) as the gateway serves it: what its
+ * file says of it, and how it runs (its command in bash's sandbox). Only those the engine may use:
+ * none of an untrusted repository's, none that `tools.disabled` names.
+ */
+export interface ServedRepoTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  readOnly: boolean;
+  destructive: boolean;
+  openWorld: boolean;
+  run(args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult>;
+}
 
 /** What the gateway needs of the engine's catalog. */
 export interface CatalogSource {
   loaded(): LoadedConfig | null;
   definitions(): ToolDefinition[];
+  repoTools(): ServedRepoTool[];
   listTools(): Promise<McpToolInfo[]>;
   listPrompts(): Promise<McpPromptInfo[]>;
   listResources(): Promise<McpResourceInfo[]>;
   listResourceTemplates(): Promise<McpResourceTemplateInfo[]>;
 }
 
-/** A tool the gateway may serve: its catalog entry and what describes it. */
+/** A tool the gateway may serve: its catalog entry and what describes it (one of the three). */
 export interface GatewayTool {
   catalog: CatalogTool;
   def?: ToolDefinition;
   info?: McpToolInfo;
+  repo?: ServedRepoTool;
 }
+
+/** A repository tool in the catalog: approved as an MCP tool is, its server named `repo`. */
+const repoTool = (tool: ServedRepoTool): CatalogTool => ({
+  name: tool.name,
+  kind: 'mcp',
+  server: 'repo',
+  tool: tool.name,
+  readOnly: tool.readOnly,
+  destructive: tool.destructive,
+  openWorld: tool.openWorld,
+});
 
 /**
  * The servers whose tools, prompts and resources the gateway serves: enabled ones the user runs —
@@ -73,7 +102,13 @@ export class GatewayCatalog {
     const mcp = (await this.source.listTools())
       .filter((info) => served.has(info.server))
       .map((info) => ({ catalog: mcpTool(info), info }));
-    return [...builtins, ...mcp];
+    // A repository tool named like a built-in or an MCP tool is left out, as in a session.
+    const taken = new Set([...builtins, ...mcp].map((t) => t.catalog.name));
+    const repo = this.source
+      .repoTools()
+      .filter((tool) => !taken.has(tool.name))
+      .map((tool) => ({ catalog: repoTool(tool), repo: tool }));
+    return [...builtins, ...repo, ...mcp];
   }
 
   async prompts(scope: string | undefined): Promise<McpPromptInfo[]> {
@@ -126,6 +161,17 @@ export const listedTool = (offer: Offer, tool: GatewayTool, scope: string | unde
       inputSchema: tool.info.inputSchema as Tool['inputSchema'],
       ...(tool.info.outputSchema ? { outputSchema: tool.info.outputSchema } : {}),
       ...(tool.info.annotations ? { annotations: { ...tool.info.annotations } } : {}),
+    };
+  if (tool.repo)
+    return {
+      name,
+      description: tool.repo.description,
+      inputSchema: tool.repo.inputSchema as Tool['inputSchema'],
+      annotations: {
+        readOnlyHint: tool.repo.readOnly,
+        destructiveHint: tool.repo.destructive,
+        openWorldHint: tool.repo.openWorld,
+      },
     };
   const def = tool.def!;
   return {

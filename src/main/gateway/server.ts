@@ -224,7 +224,7 @@ const installResources = (
 const instructionsFor = (root: string, scope: string | undefined): string =>
   scope
     ? `The tools, prompts and resources of the MCP server "${scope}" of the repository ${path.basename(root)}, kept warm by niffler.`
-    : `Tools of the git repository ${path.basename(root)}, served by niffler: its built-in file and shell tools (read_file, list_dir, grep, edit_file, bash…) and the tools of the repository's MCP servers, named server__tool; prompts and resources likewise.`;
+    : `Tools of the git repository ${path.basename(root)}, served by niffler: its built-in file and shell tools (read_file, list_dir, grep, edit_file, bash…), the repository's own tools, and the tools of its MCP servers, named server__tool; prompts and resources likewise.`;
 
 /**
  * A factory of the gateway's SDK `Server` for one consumer (a connection, or a 2026-07-28 HTTP
