@@ -1,6 +1,11 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { McpServerSpec } from '../protocol/mcp.ts';
+import { isInside } from '../shared/confine.ts';
 import { safeEnvironment } from '../shared/environment.ts';
 import {
+  findExecutable,
   inSandbox,
   limitEnding,
   probeBwrapSync,
@@ -32,6 +37,62 @@ const stderrTail = () => {
   };
 };
 
+/** What bubblewrap gives the sandbox in place of the host's: an empty, private directory. */
+const PRIVATE_TMP = '/tmp';
+
+/** A path an argument names: a file URL (`--import file:///…`), or one with a slash, from `cwd`. */
+const namedPath = (arg: string, cwd: string): string | undefined => {
+  if (arg.startsWith('file://'))
+    try {
+      return fileURLToPath(arg);
+    } catch {
+      return undefined;
+    }
+  return arg.includes('/') && !arg.startsWith('-') ? path.resolve(cwd, arg) : undefined;
+};
+
+/**
+ * The project a program's file belongs to: the directory holding the first `node_modules` on its
+ * path (what it loads sits beside it there), else the nearest directory with a `package.json`,
+ * else its own directory.
+ */
+const projectOf = (file: string): string => {
+  const parts = file.split(path.sep);
+  const modules = parts.indexOf('node_modules');
+  if (modules > 0) return parts.slice(0, modules).join(path.sep) || path.sep;
+  for (let dir = path.dirname(file); dir !== path.dirname(dir); dir = path.dirname(dir))
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+  return path.dirname(file);
+};
+
+/**
+ * The server's own files that the sandbox's private /tmp would take away: the projects of its
+ * command and of each argument naming an existing file under /tmp (a server installed or checked
+ * out there). Kept readable, never writable; never /tmp itself, nor a project inside a hidden
+ * path. Only what the server's definition names: nothing else of the host's /tmp shows.
+ */
+export const ownFilesUnderTmp = (
+  argv: readonly string[],
+  cwd: string,
+  hidden: readonly string[],
+  searchPath: string | undefined,
+): string[] => {
+  const [command, ...args] = argv;
+  const files = [
+    command && !command.includes('/') ? findExecutable(command, searchPath ?? '') : command,
+    ...args.map((arg) => namedPath(arg, cwd)),
+  ];
+  const projects = new Set<string>();
+  for (const file of files) {
+    if (!file || !isInside(file, PRIVATE_TMP) || !existsSync(file)) continue;
+    const project = projectOf(path.resolve(cwd, file));
+    if (project === PRIVATE_TMP || !isInside(project, PRIVATE_TMP)) continue;
+    if (hidden.some((entry) => isInside(project, entry))) continue;
+    projects.add(project);
+  }
+  return [...projects];
+};
+
 /**
  * The launch of a stdio server: a minimal environment plus its `env`; its `limits` set by
  * `ulimit`; and, with `sandbox`, bubblewrap (a server that asks for a sandbox where bwrap cannot
@@ -61,7 +122,13 @@ export const serverLaunch = (
       `mcpServers.${spec.name}.sandbox is set, but ${probe.reason}; install bubblewrap ` +
         '(apt install bubblewrap), or remove the sandbox from its entry',
     );
-  // Its working directory stays visible even under the sandbox's private /tmp.
-  const policy = { ...spec.sandbox, read: [...(spec.sandbox.read ?? []), cwd] };
+  // Its working directory and its own files stay visible even under the sandbox's private /tmp.
+  const own = ownFilesUnderTmp(
+    [spec.command, ...(spec.args ?? [])],
+    cwd,
+    spec.sandbox.hide,
+    env['PATH'],
+  );
+  const policy = { ...spec.sandbox, read: [...(spec.sandbox.read ?? []), cwd, ...own] };
   return { ...inSandbox(base, probe.path, policy, cwd), env, ...explain };
 };

@@ -37,14 +37,9 @@ describe.skipIf(!probe.ok)(inBwrap, () => {
     await once(listener, 'listening');
     onTestFinished(() => void listener.close());
     const port = (listener.address() as { port: number }).port;
-    // The fixture's own files (node, tsx, the SDK) stay readable where the checkout lives under the
-    // host's /tmp, which is private inside (a CI clone there): as a user's server keeps its own.
-    const sandbox = {
-      write: [dirs.writable],
-      hide: [dirs.hidden],
-      network: false,
-      read: [process.cwd(), path.dirname(process.execPath)],
-    };
+    // Where the checkout lives under the host's /tmp (a CI clone there), the fixture's own files
+    // (node, tsx, the SDK) stay readable by the mechanism the next test checks.
+    const sandbox = { write: [dirs.writable], hide: [dirs.hidden], network: false };
     const { host, data } = await startHost([fixtureSpec('probe', { sandbox })]);
     onTestFinished(() => host.close());
     await ready(host, 'probe');
@@ -66,6 +61,62 @@ describe.skipIf(!probe.ok)(inBwrap, () => {
     );
     const [status] = await host.status();
     expect(status).toMatchObject({ name: 'probe', state: 'ready', sandbox: 'bwrap' });
+  });
+
+  it('keeps its own files readable where they live under /tmp, and nothing else of /tmp', async () => {
+    // A server checked out under /tmp (its project: a package.json beside it), which speaks just
+    // enough JSON-RPC by hand to answer one tool: whether a path is there to read.
+    const base = mkdtempSync(path.join('/tmp', 'niffler-own-'));
+    onTestFinished(() => rmSync(base, { recursive: true, force: true }));
+    const project = path.join(base, 'server');
+    mkdirSync(path.join(project, 'lib'), { recursive: true });
+    writeFileSync(path.join(project, 'package.json'), '{"name":"own","type":"module"}');
+    writeFileSync(
+      path.join(project, 'lib', 'answer.mjs'),
+      'export const answer = "own file read";',
+    );
+    writeFileSync(path.join(base, 'outside.txt'), 'OUTSIDE');
+    writeFileSync(
+      path.join(project, 'server.mjs'),
+      `import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { answer } from './lib/answer.mjs';
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n');
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const { id, method, params } = JSON.parse(line);
+  if (id === undefined) return;
+  if (method === 'initialize')
+    return send({ id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'own', version: '1' } } });
+  if (method === 'tools/list')
+    return send({ id, result: { tools: [{ name: 'seen', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } }] } });
+  if (method === 'tools/call')
+    return send({ id, result: { content: [{ type: 'text', text: answer + '; ' + params.arguments.path + ': ' + existsSync(params.arguments.path) }] } });
+  send({ id, error: { code: -32601, message: 'no ' + method } });
+});
+`,
+    );
+    const spec = {
+      ...fixtureSpec('probe'),
+      name: 'own',
+      displayName: 'own',
+      command: process.execPath,
+      args: [path.join(project, 'server.mjs')],
+      protocol: 'legacy' as const,
+      sandbox: { write: [], hide: [], network: false },
+    };
+    const { host } = await startHost([spec]);
+    onTestFinished(() => host.close());
+    await ready(host, 'own');
+    const seen = async (file: string) => {
+      const result = await host.callTool('own__seen', { path: file });
+      return result.ok ? result.output : `error: ${result.error.message}`;
+    };
+    expect(await seen(path.join(project, 'package.json'))).toBe(
+      `own file read; ${path.join(project, 'package.json')}: true`,
+    );
+    expect(await seen(path.join(base, 'outside.txt'))).toBe(
+      `own file read; ${path.join(base, 'outside.txt')}: false`,
+    );
   });
 });
 
