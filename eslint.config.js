@@ -57,6 +57,12 @@ export default tseslint.config(
           selector: "ImportSpecifier[imported.name='homedir']",
           message: 'use nifflerHome() or the env HOME through src/main/paths.ts',
         },
+        {
+          selector:
+            "CallExpression[callee.property.name='addEventListener'][arguments.0.value='abort']",
+          message:
+            'use whenAborted() from src/workers/shared/abort.ts: it also fires for a signal that aborted already',
+        },
       ],
     },
   },

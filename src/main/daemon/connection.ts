@@ -19,6 +19,7 @@ import {
   type ParamsOf,
   type ResultOf,
 } from '../protocol.ts';
+import { whenAborted } from '../../workers/shared/abort.ts';
 
 /** What the engine offers one attached front-end. */
 export interface EngineHandlers {
@@ -204,8 +205,7 @@ export const sendUntilClosed = async <R>(
   isClosed = false,
 ): Promise<R> => {
   const source = new CancellationTokenSource();
-  const abort = () => source.cancel();
-  signal?.addEventListener('abort', abort, { once: true });
+  const offAbort = whenAborted(signal, () => source.cancel());
   let onClose = { dispose: () => {} };
   const closed = new Promise<never>((_resolve, reject) => {
     const fail = () => reject(closedError());
@@ -220,7 +220,7 @@ export const sendUntilClosed = async <R>(
     ])) as R;
   } finally {
     onClose.dispose();
-    signal?.removeEventListener('abort', abort);
+    offAbort();
     source.dispose();
   }
 };

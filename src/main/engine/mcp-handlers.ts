@@ -8,6 +8,7 @@ import { NifflerError } from '../errors.ts';
 import type { ParamsOf, ResultOf } from '../protocol.ts';
 import { configRules, isConfigured, mcpTool } from './capabilities.ts';
 import type { Engine } from './engine.ts';
+import { whenAborted } from '../../workers/shared/abort.ts';
 
 type McpMethod =
   | 'mcp/status'
@@ -100,7 +101,7 @@ export const waitForServers = async (
   });
   // One abort listener for the whole wait (not one more per status change).
   const onAbort = () => changed();
-  signal?.addEventListener('abort', onAbort, { once: true });
+  const offAbort = whenAborted(signal, onAbort);
   let timedOut = false;
   const timer =
     timeoutMs === undefined
@@ -119,7 +120,7 @@ export const waitForServers = async (
   } finally {
     clearTimeout(timer);
     off();
-    signal?.removeEventListener('abort', onAbort);
+    offAbort();
   }
 };
 

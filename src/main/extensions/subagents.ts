@@ -3,6 +3,7 @@ import type { TurnSummary } from '../protocol.ts';
 import type { ToolEntry } from '../engine/tool-calls.ts';
 import type { TurnIO } from '../engine/tool-calls.ts';
 import type { AgentProfile } from './agents.ts';
+import { whenAborted } from '../../workers/shared/abort.ts';
 
 /** The name the model calls a subagent by. */
 export const TASK_TOOL = 'task';
@@ -20,15 +21,14 @@ export class Semaphore {
     else
       await new Promise<void>((resolve, reject) => {
         const go = () => {
-          signal.removeEventListener('abort', stop);
+          off();
           resolve();
         };
-        const stop = () => {
+        this.#waiting.push(go);
+        const off = whenAborted(signal, () => {
           this.#waiting.splice(this.#waiting.indexOf(go), 1);
           reject(new Error('cancelled while waiting for a subagent slot'));
-        };
-        signal.addEventListener('abort', stop, { once: true });
-        this.#waiting.push(go);
+        });
       });
     try {
       return await work();

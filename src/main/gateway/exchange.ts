@@ -8,6 +8,7 @@ import {
   type InputRequiredResult,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import { whenAborted } from '../../workers/shared/abort.ts';
 
 /** How long an exchange waits for its consumer's next round before it is given up. */
 const EXCHANGE_TTL_MS = 10 * 60_000;
@@ -81,8 +82,9 @@ export class Exchange<R> {
    * Aborting `signal` (the consumer cancelled the request) ends the work.
    */
   async next(signal: AbortSignal): Promise<'done' | Record<string, InputRequest>> {
-    const onAbort = () => this.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
+    // A consumer gone before this round got here (its request's signal aborted already) ends the
+    // work at once: else a call nobody waits for runs on, holding its server's slot.
+    const off = whenAborted(signal, () => this.abort());
     try {
       while (!this.#settled && this.#pending.size === 0)
         await new Promise<void>((resolve) => (this.#wake = resolve));
@@ -91,7 +93,7 @@ export class Exchange<R> {
       if (this.#settled) return 'done';
       return Object.fromEntries([...this.#pending].map(([key, p]) => [key, p.request]));
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      off();
     }
   }
 

@@ -19,6 +19,7 @@ import type { GatewayDeps } from './deps.ts';
 import { jsonRpcError, readBody, sendWebResponse, toWebRequest } from './node-http.ts';
 import { gatewayServer } from './server.ts';
 import { isLoopbackHost } from './token.ts';
+import { whenAborted } from '../../workers/shared/abort.ts';
 
 export interface ListenOptions {
   host: string;
@@ -149,7 +150,9 @@ export class HttpListener {
     }
     const requests = parsed.flatMap((m) => (isRequestWithId(m) ? [m.id] : []));
     const open = transport;
-    gone.addEventListener('abort', () => {
+    // A client gone already: nothing would cancel what its requests start.
+    if (gone.aborted) return jsonRpcError(400, -32000, 'the client disconnected');
+    whenAborted(gone, () => {
       for (const requestId of requests)
         open.onmessage?.({
           jsonrpc: '2.0',

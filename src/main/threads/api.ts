@@ -13,6 +13,7 @@ import type {
   StreamRequest,
 } from '../../workers/protocol/api.ts';
 import { exitCause, startWorker } from './entry.ts';
+import { whenAborted } from '../../workers/shared/abort.ts';
 
 /** Defaults for what config does not say: retries before the first token, and the stall timer. */
 export const DEFAULT_RETRY: RetrySettings = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
@@ -150,7 +151,7 @@ export class ApiHost {
       this.#post({ type: 'cancel', id });
       queue.fail(new NifflerError('canceled', 'the request was canceled'));
     };
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const offAbort = whenAborted(signal, onAbort);
     // The worker times out a silent server itself; this catches a worker that stops answering.
     const { model } = request;
     const watchdogMs = model.stallTimeoutMs + model.retry.maxDelayMs + WATCHDOG_GRACE_MS;
@@ -183,7 +184,7 @@ export class ApiHost {
       }
     } finally {
       clearTimeout(watchdog);
-      signal?.removeEventListener('abort', onAbort);
+      offAbort();
       this.#streams.delete(id);
       if (!finished) this.#post({ type: 'cancel', id });
       if (this.#streams.size === 0) this.#worker?.unref();

@@ -31,6 +31,7 @@ import type { ToolResult } from '../../workers/protocol/tool-result.ts';
 import { killGroup } from '../../workers/shared/process-group.ts';
 import { exitCause, startWorker } from './entry.ts';
 import { RpcChannel, type RpcProgress } from './rpc.ts';
+import { whenAborted } from '../../workers/shared/abort.ts';
 
 const toOAuthSpec = (oauth: NonNullable<ResolvedServer['definition']['oauth']>): McpOAuthSpec => ({
   ...oauth,
@@ -465,10 +466,10 @@ export class McpHost {
       const off = this.on((event) => {
         if (event.type !== 'status' || event.status.name !== server || !test(event.status)) return;
         off();
-        signal?.removeEventListener('abort', onAbort);
+        offAbort();
         resolve(event.status);
       });
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const offAbort = whenAborted(signal, onAbort);
     });
   }
 

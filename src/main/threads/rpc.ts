@@ -1,5 +1,6 @@
 import { fromWire, NifflerError } from '../errors.ts';
 import type { WireError } from '../../workers/protocol/wire-error.ts';
+import { whenAborted } from '../../workers/shared/abort.ts';
 
 /** A channel's request/response pairs: `params` travel with `{ type, id }`, the reply is `result`. */
 export type RpcCalls = Record<string, { params: object; result: unknown }>;
@@ -35,8 +36,8 @@ interface Pending {
   onProgress: ((progress: RpcProgress) => void) | undefined;
   timeoutMs: number;
   timer: NodeJS.Timeout | undefined;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
+  /** Stops listening to the request's signal. */
+  offAbort: (() => void) | undefined;
 }
 
 const isReply = (message: { type: string }): message is RpcReply =>
@@ -82,19 +83,16 @@ export class RpcChannel<Calls extends RpcCalls> {
         onProgress: options.onProgress,
         timeoutMs: options.timeoutMs ?? this.defaultTimeoutMs,
         timer: undefined,
-        signal,
-        onAbort: undefined,
+        offAbort: undefined,
       };
       this.pending.set(id, entry);
       this.arm(id, entry);
-      if (signal) {
-        entry.onAbort = () => {
+      if (signal)
+        entry.offAbort = whenAborted(signal, () => {
           this.settle(id);
           this.send({ type: 'cancel', id });
           reject(new NifflerError('canceled', `${method} was canceled`, { method }));
-        };
-        signal.addEventListener('abort', entry.onAbort, { once: true });
-      }
+        });
       this.send({ type: method, id, ...params });
     });
   }
@@ -160,7 +158,7 @@ export class RpcChannel<Calls extends RpcCalls> {
     const entry = this.pending.get(id);
     if (!entry) return;
     if (entry.timer) clearTimeout(entry.timer);
-    if (entry.onAbort) entry.signal?.removeEventListener('abort', entry.onAbort);
+    entry.offAbort?.();
     this.pending.delete(id);
   }
 }

@@ -21,6 +21,7 @@ import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import { killGroup } from '../../workers/shared/process-group.ts';
 import { probeBwrap } from '../../workers/shared/sandbox-command.ts';
 import { WORKER_YOUNG_GENERATION_MB, workerExecArgv, workerFile } from './entry.ts';
+import { whenAborted } from '../../workers/shared/abort.ts';
 
 /**
  * One built-in tool call from the agent loop. `sessionId` picks the session's todo list;
@@ -250,9 +251,8 @@ export class ToolsHost {
       };
     });
     const onAbort = () => stop(fail('canceled', `${call.name} was canceled`));
-    signal.addEventListener('abort', onAbort, { once: true });
-    // Aborted while the context was made (bash waits for the bwrap probe): stop it the same way.
-    if (signal.aborted) onAbort();
+    // Also when it aborted while the context was made (bash waits for the bwrap probe).
+    const offAbort = whenAborted(signal, onAbort);
     const deadline = setTimeout(() => {
       if (!isSearch)
         return stop(
@@ -266,7 +266,7 @@ export class ToolsHost {
     try {
       return await Promise.race([running, stopped]);
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      offAbort();
       clearTimeout(deadline);
     }
   }

@@ -17,6 +17,7 @@ import { runSlash } from './slash.ts';
 import { entriesFromMessages } from './state/history.ts';
 import type { Action, Dialog, DialogAnswer, UiState } from './state/types.ts';
 import { preloadMarkdown } from './markdown.ts';
+import { whenAborted } from '../../workers/shared/abort.ts';
 
 /** What a session opened by a daemon that does not say has spent, as far as we know. */
 const NOTHING_SPENT: SessionSpent = {
@@ -67,8 +68,8 @@ class Dialogs {
         resolve(answer);
       };
       this.#answers.set(id, settle);
-      signal?.addEventListener('abort', () => settle(fallback), { once: true });
       this.dispatch({ type: 'dialog-open', dialog: { ...dialog, id } });
+      whenAborted(signal, () => settle(fallback));
     });
 
   answer(id: string, answer: DialogAnswer): void {

@@ -5,6 +5,7 @@ import { applyTextProtocol } from './messages.ts';
 import type { ProviderStream, WorkerLog } from './providers/provider.ts';
 import { backoffDelay, sleep } from './retry.ts';
 import { createTextProtocolParser } from './text-protocol.ts';
+import { whenAborted } from '../shared/abort.ts';
 
 // Each client library loads on first use, so the worker starts without all three.
 const PROVIDERS: Record<Provider, () => Promise<ProviderStream>> = {
@@ -30,8 +31,7 @@ const STARTED = new Set<LlmEvent['type']>(['text', 'reasoning', 'tool-call', 'to
 const attemptController = (signal: AbortSignal, model: StreamRequest['model']) => {
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal.reason);
-  signal.addEventListener('abort', onAbort, { once: true });
-  if (signal.aborted) controller.abort(signal.reason);
+  const offAbort = whenAborted(signal, onAbort);
   const stalled = () =>
     controller.abort(
       new LlmFailure(
@@ -44,7 +44,7 @@ const attemptController = (signal: AbortSignal, model: StreamRequest['model']) =
     controller,
     stalled,
     release: () => {
-      signal.removeEventListener('abort', onAbort);
+      offAbort();
       if (!controller.signal.aborted) controller.abort(new LlmFailure('canceled', 'attempt over'));
     },
   };

@@ -1,4 +1,5 @@
 /** The caller aborted while waiting for a slot. */
+import { whenAborted } from '../shared/abort.ts';
 class NifflerAbort extends Error {
   override name = 'AbortError';
   constructor(message = 'the call was canceled') {
@@ -9,8 +10,8 @@ class NifflerAbort extends Error {
 interface Waiter {
   resolve: () => void;
   reject: (error: unknown) => void;
-  signal?: AbortSignal;
-  onAbort?: () => void;
+  /** Stops listening to the waiter's signal. */
+  offAbort?: () => void;
 }
 
 /** A FIFO semaphore: at most `limit` holders; waiters leave the queue when their signal aborts. */
@@ -45,16 +46,13 @@ export class Limiter {
     if (signal?.aborted) return Promise.reject(new NifflerAbort());
     if (this.tryAcquire()) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, ...(signal ? { signal } : {}) };
-      if (signal) {
-        waiter.onAbort = () => {
-          const at = this.queue.indexOf(waiter);
-          if (at >= 0) this.queue.splice(at, 1);
-          reject(new NifflerAbort());
-        };
-        signal.addEventListener('abort', waiter.onAbort, { once: true });
-      }
+      const waiter: Waiter = { resolve, reject };
       this.queue.push(waiter);
+      waiter.offAbort = whenAborted(signal, () => {
+        const at = this.queue.indexOf(waiter);
+        if (at >= 0) this.queue.splice(at, 1);
+        reject(new NifflerAbort());
+      });
     });
   }
 
@@ -66,7 +64,7 @@ export class Limiter {
   /** Rejects every waiter (server stopped or crashed). */
   rejectAll(error: unknown): void {
     for (const waiter of this.queue.splice(0)) {
-      if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      waiter.offAbort?.();
       waiter.reject(error);
     }
   }
@@ -74,7 +72,7 @@ export class Limiter {
   private drain(): void {
     while (this.active < this.limit && this.queue.length > 0) {
       const waiter = this.queue.shift()!;
-      if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      waiter.offAbort?.();
       this.active++;
       waiter.resolve();
     }

@@ -30,6 +30,7 @@ import {
 import { catalogProblems } from './problems.ts';
 import type { ProtocolTrace } from './trace.ts';
 import { createTransport, exitedByItself, isProcess, type TransportHooks } from './transports.ts';
+import { whenAborted } from '../shared/abort.ts';
 
 /**
  * The SDK's own timeout for the requests of a start (its default is 60 s): the longest a timer
@@ -64,10 +65,8 @@ export interface LinkContext {
 
 export const abortable = <T>(promise: Promise<T>, signal: AbortSignal): Promise<T> =>
   new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    if (signal.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    const offAbort = whenAborted(signal, () => reject(signal.reason as Error));
+    promise.then(resolve, reject).finally(offAbort);
   });
 
 /**

@@ -11,6 +11,7 @@ import { toWire } from '../protocol/wire-error.ts';
 import { BusyPoll } from './busy-poll.ts';
 import { ambiguousCaller, relatedCall } from './call-scope.ts';
 import { McpManager } from './manager.ts';
+import { whenAborted } from '../shared/abort.ts';
 
 /** A request from main that is answered by a result (or an error). */
 type Answered = Exclude<McpRequest, { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' }>;
@@ -101,18 +102,18 @@ export class McpWorkerThread {
 
   /** Sends a server's request to main and waits for its answer (or the server's cancellation). */
   #ask<A>(event: (requestId: number) => McpEvent, signal: AbortSignal, ifCanceled: A): Promise<A> {
+    if (signal.aborted) return Promise.resolve(ifCanceled);
     return new Promise<A>((resolve) => {
       const requestId = this.#nextAsk++;
-      const onAbort = () => {
-        this.#asks.delete(requestId);
-        resolve(ifCanceled);
-      };
       this.#asks.set(requestId, (answer: A) => {
-        signal.removeEventListener('abort', onAbort);
+        offAbort();
         this.#asks.delete(requestId);
         resolve(answer);
       });
-      signal.addEventListener('abort', onAbort, { once: true });
+      const offAbort = whenAborted(signal, () => {
+        this.#asks.delete(requestId);
+        resolve(ifCanceled);
+      });
       this.#post(event(requestId));
     });
   }

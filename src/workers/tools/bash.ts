@@ -17,6 +17,7 @@ import {
 import { OutputSink } from './output-sink.ts';
 import type { ToolIo } from './registry.ts';
 import { done, fail } from './result.ts';
+import { whenAborted } from '../shared/abort.ts';
 
 const GRACE_MS = 2000;
 
@@ -177,8 +178,7 @@ export const runGroup = async (
   };
   const timer = setTimeout(() => end('timeout'), seconds * 1000);
   const cancel = () => end('canceled');
-  io.signal.addEventListener('abort', cancel, { once: true });
-  if (io.signal.aborted) cancel();
+  const offCancel = whenAborted(io.signal, cancel);
   // When the leader exits, what is left ends too: its group, and (unsandboxed) what left the
   // group. Until then the output pipe may be held open by them, and the call would not return.
   if (pid !== undefined)
@@ -192,7 +192,7 @@ export const runGroup = async (
   const result = await child;
   clearTimeout(timer);
   clearTimeout(force);
-  io.signal.removeEventListener('abort', cancel);
+  offCancel();
   if (pid !== undefined) {
     await waitGroupGone(pid);
     // Once more, until they are gone: one may have been started while the group was ending,

@@ -3,6 +3,7 @@ import type { ToolResult } from '../protocol/tool-result.ts';
 import type { CommandSpec, ToolArgs, ToolControlMessage, ToolTask } from '../protocol/tools.ts';
 import { TOOL_RUNS, type ToolIo, type ToolRun } from './registry.ts';
 import { fail, messageOf } from './result.ts';
+import { whenAborted } from '../shared/abort.ts';
 
 /** Runs built-in `name` on arguments its host validated (`parseToolArgs`). */
 const run = <N extends BuiltinToolName>(name: N, task: ToolTask, io: ToolIo): Promise<ToolResult> =>
@@ -19,7 +20,7 @@ export default async function runToolTask(
 ): Promise<ToolResult> {
   const controller = new AbortController();
   const abort = () => controller.abort();
-  signal.addEventListener('abort', abort, { once: true });
+  const offAbort = whenAborted(signal, abort);
   task.port?.on('message', (message: ToolControlMessage) => {
     if (message.type === 'cancel') controller.abort();
   });
@@ -35,7 +36,7 @@ export default async function runToolTask(
   } catch (error) {
     return fail('internal', `${task.tool} failed unexpectedly: ${messageOf(error)}`);
   } finally {
-    signal.removeEventListener('abort', abort);
+    offAbort();
     task.port?.close();
   }
 }

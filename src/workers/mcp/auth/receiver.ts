@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AuthError } from './errors.ts';
+import { whenAborted } from '../../shared/abort.ts';
 
 const page = (title: string, text: string) =>
   `<!doctype html><meta charset="utf-8"><title>${title}</title><body style="font-family:sans-serif">` +
@@ -68,10 +69,9 @@ export class LoopbackReceiver {
           ),
         );
       };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const offAbort = whenAborted(signal, onAbort);
       const done = () => {
-        signal?.removeEventListener('abort', onAbort);
+        offAbort();
         this.waiters.delete(state);
       };
       this.waiters.set(state, {
