@@ -91,6 +91,15 @@ describe('bad input to the gateway', () => {
     expect(textOf(await other.callTool({ name: 'echo__say', arguments: { text: 'fine' } }))).toBe(
       'fine',
     );
+    // The flood's calls reach the slow server only once it is up (they wait for starting servers
+    // first): on a busy machine that can be after the above. The disconnect must find them there.
+    const deadline = Date.now() + 20_000;
+    const atServer = async () =>
+      (await ws.runJson<McpStatusResult>(['mcp', 'status', '--json'])).servers.find(
+        (s) => s.name === 'slow',
+      )?.inFlight ?? 0;
+    while ((await atServer()) === 0 && Date.now() < deadline);
+    expect(await atServer()).toBeGreaterThan(0);
     raw.child.kill('SIGKILL');
     await raw.exited;
     const canceled = await other.callTool({ name: 'slow__cancellations', arguments: {} });
