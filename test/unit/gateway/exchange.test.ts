@@ -6,42 +6,32 @@ import { whenAborted } from '../../../src/workers/shared/abort.ts';
 const contextWith = (signal: AbortSignal) =>
   ({ mcpReq: { requestState: () => undefined, inputResponses: undefined, signal } }) as never;
 
+/** One round of work that runs until it is cancelled (as a call of a tool that waits does). */
+const roundUntilCancelled = (signal: AbortSignal) =>
+  new Exchanges().round(
+    contextWith(signal),
+    'consumer:tool',
+    (first) =>
+      new Exchange(
+        (asker) =>
+          new Promise<string>((resolve) => whenAborted(asker.signal, () => resolve('stopped'))),
+        'consumer:tool',
+        first,
+      ),
+    (r) => r,
+  );
+
 describe("a gateway call's exchange", () => {
   it('is ended at once when its consumer was gone before the round began (its signal aborted already)', async () => {
     const gone = new AbortController();
     gone.abort();
-    const exchanges = new Exchanges();
-    // Work that runs until it is cancelled, as a call of a tool that waits does.
-    const result = await exchanges.round(
-      contextWith(gone.signal),
-      'consumer:tool',
-      (first) =>
-        new Exchange(
-          (asker) =>
-            new Promise<string>((resolve) => whenAborted(asker.signal, () => resolve('stopped'))),
-          'consumer:tool',
-          first,
-        ),
-      (r) => r,
-    );
+    const result = await roundUntilCancelled(gone.signal);
     expect(result).toBe('stopped');
   });
 
   it('is ended when its consumer goes away during the round', async () => {
     const leaving = new AbortController();
-    const exchanges = new Exchanges();
-    const round = exchanges.round(
-      contextWith(leaving.signal),
-      'consumer:tool',
-      (first) =>
-        new Exchange(
-          (asker) =>
-            new Promise<string>((resolve) => whenAborted(asker.signal, () => resolve('stopped'))),
-          'consumer:tool',
-          first,
-        ),
-      (r) => r,
-    );
+    const round = roundUntilCancelled(leaving.signal);
     leaving.abort();
     expect(await round).toBe('stopped');
   });
