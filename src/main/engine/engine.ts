@@ -243,8 +243,12 @@ export class Engine implements EngineHandlers {
         listResourceTemplates: () => this.mcp.listResourceTemplates(),
       },
       setLogForwarding: (on) => this.mcp.setLogForwarding(on),
+      // Named servers the host last heard to be past starting need no round trip to the worker
+      // (a forward asks this of its server every time).
       settled: (signal, servers) =>
-        waitForServers(this, servers, signal, this.config.mcp.startupWait * 1000),
+        servers?.every((name) => this.#pastStarting(name))
+          ? Promise.resolve()
+          : waitForServers(this, servers, signal, this.config.mcp.startupWait * 1000),
     });
     return this.#gateway;
   }
@@ -270,6 +274,12 @@ export class Engine implements EngineHandlers {
         openWorld: tool.annotations.openWorldHint === true,
         run: (args, signal) => runRepoTool(tool, run, this.options.root, args, signal),
       }));
+  }
+
+  /** Whether the MCP host last heard `server` to be past starting (ready, failed, stopped…). */
+  #pastStarting(server: string): boolean {
+    const status = this.mcp.knownStatuses().find((s) => s.name === server);
+    return status !== undefined && status.state !== 'starting';
   }
 
   /** The gateway's consumers now (none before the first came). */
