@@ -18,6 +18,7 @@ import {
 } from '../shared/process-group.ts';
 import { serverArgv, spawnServerProcess, takeEarlySpawn } from './early-spawn.ts';
 import type { ProcessExit } from './server-launch.ts';
+import type { TraceTap } from './trace.ts';
 
 export type { ProcessExit } from './server-launch.ts';
 import { SpillingParser } from './spill-parser.ts';
@@ -70,6 +71,8 @@ export class ProcessTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** Sees each message with the JSON text it was written or read as (the protocol trace). */
+  tap: TraceTap | undefined = undefined;
 
   private child: ChildProcess | undefined;
   private pending: Buffer[] = [];
@@ -201,8 +204,10 @@ export class ProcessTransport implements Transport {
     } catch (error) {
       failure = error;
     }
-    if (message) this.onmessage?.(message);
-    else this.options.onNoise(`(a line of ${large.bytes} bytes)`, failure);
+    if (message) {
+      this.tap?.('in', message, undefined);
+      this.onmessage?.(message);
+    } else this.options.onNoise(`(a line of ${large.bytes} bytes)`, failure);
   }
 
   private handleLine(line: string): void {
@@ -214,14 +219,17 @@ export class ProcessTransport implements Transport {
       this.options.onNoise(line, error);
       return;
     }
+    this.tap?.('in', message, line);
     this.onmessage?.(message);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || stdin.destroyed || this.exit) return Promise.reject(new Error('Not connected'));
+    const line = serializeMessage(message);
+    this.tap?.('out', message, line);
     return new Promise((resolve) => {
-      if (stdin.write(serializeMessage(message))) resolve();
+      if (stdin.write(line)) resolve();
       else stdin.once('drain', resolve);
     });
   }
