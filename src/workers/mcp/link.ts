@@ -28,6 +28,7 @@ import {
   type VerdictStore,
 } from './negotiation.ts';
 import { catalogProblems } from './problems.ts';
+import { isStandardSchema, resultValidator } from './result-validators.ts';
 import type { ProtocolTrace } from './trace.ts';
 import { createTransport, exitedByItself, isProcess, type TransportHooks } from './transports.ts';
 import { whenAborted } from '../shared/abort.ts';
@@ -188,9 +189,27 @@ export const openLink = async (
 
 /**
  * The SDK's client, with a 2026-07-28 server's `input_required` rounds fulfilled inside the call
- * that got them: what the server asks then is put to whoever made that call, not to the latest.
+ * that got them: what the server asks then is put to whoever made that call, not to the latest;
+ * and each spec request validated by a result validator made once (see result-validators.ts).
  */
 class CallScopedClient extends Client {
+  override request(
+    request: Parameters<Client['request']>[0],
+    schemaOrOptions?: unknown,
+    options?: RequestOptions,
+  ): Promise<unknown> {
+    // While the era is still being negotiated, the SDK picks the codec by method: left to it.
+    if (!isStandardSchema(schemaOrOptions) && this._negotiatedProtocolVersion !== undefined) {
+      const validator = resultValidator(this._wireCodec(), request.method);
+      if (validator) return super.request(request, validator, schemaOrOptions as RequestOptions);
+    }
+    return (super.request as (...args: unknown[]) => Promise<unknown>)(
+      request,
+      schemaOrOptions,
+      options,
+    );
+  }
+
   protected override _resolveNonCompleteResult(
     decoded: {
       kind: 'input_required';

@@ -24,6 +24,8 @@ describe('bad input from servers of the 2026-07-28 era', () => {
       'breaks-after-discover',
       'bad-header',
       'network-ref',
+      'bad-result',
+      'bad-result-2025',
     ] as const)
       broken[mode] = await startBrokenModern(mode, refUrl);
     t = await startHost(
@@ -86,6 +88,23 @@ describe('bad input from servers of the 2026-07-28 era', () => {
     expect(text(result)).toMatch(/output schema does not compile|does not match its output schema/);
     expect(fetched).toEqual([]);
   });
+
+  it.each(['bad-result', 'bad-result-2025'])(
+    'a tools/call result that is no CallToolResult (%s): the call fails clearly, the server goes on',
+    async (server) => {
+      await ready(t.host, server);
+      // Twice: the result's validator is made once per connection and method, and holds after.
+      for (let round = 0; round < 2; round++) {
+        const result = await t.host.callTool(`${server}__say`, { text: 'bad' });
+        expect(result).toMatchObject({ ok: false, error: { code: 'tool-error' } });
+        expect(text(result)).toMatch(/Invalid result for tools\/call: .*expected array/s);
+        expect(text(await t.host.callTool(`${server}__say`, { text: 'good' }))).toBe(
+          'broken: good',
+        );
+      }
+      expect((await ready(t.host, server)).state).toBe('ready');
+    },
+  );
 
   it('the other servers are unaffected', async () => {
     await ready(t.host, 'echo');
