@@ -5,8 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { benchWorkspace, median, serverBin, type Bench } from './harness.ts';
 
 // What a warm daemon costs while nobody uses it: its CPU (all threads, /proc/PID/stat) over a
-// quiet window after a burst of MCP calls — the MCP worker's busy poll must let go once calls
-// stop — against an idle Node process (a timer a second) measured over the same window.
+// quiet window after a burst of MCP calls — nothing may go on spinning once calls stop — against
+// an idle Node process (a timer a second) measured over the same window.
 
 const WINDOW_MS = 4000;
 const ROUNDS = 3;

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Worker } from 'node:worker_threads';
+import { WORKER_YOUNG_GENERATION_MB } from '../src/main/threads/entry.ts';
 import { McpHost } from '../src/main/threads/mcp.ts';
 import {
   callsPerSecond,
@@ -17,7 +19,9 @@ import {
 } from './harness.ts';
 
 // server-everything's `echo`, called by the raw SDK client and through the MCP worker (McpHost →
-// MessagePort → worker → SDK client), in the same run against two copies of the same server.
+// MessagePort → worker → SDK client), in the same run against copies of the same server; and,
+// as the floor of that design, through a bare worker thread: the same SDK client in a worker that
+// does nothing but call it for each message from main and post the result back.
 const everything = serverBin('server-everything');
 const WARM_UP = 2_000;
 const ROUNDS = 7;
@@ -51,6 +55,42 @@ const throughput = async (call: Call, count: number): Promise<number> => {
   return rate;
 };
 
+/**
+ * A worker thread with the SDK's client to its own copy of the server, answering each message
+ * from main with the tool's result — the thread hop alone, none of niffler's work — and a call
+ * through it. Same worker settings as niffler's (young generation).
+ */
+const bareWorker = async (): Promise<{ call: Call; close: () => Promise<number> }> => {
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+    (async () => {
+      const { Client } = await import('@modelcontextprotocol/client');
+      const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
+      const client = new Client({ name: 'bare', version: '0' });
+      await client.connect(new StdioClientTransport({ command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(everything)}], stderr: 'ignore' }));
+      parentPort.on('message', ({ id, args }) => {
+        client.callTool({ name: 'echo', arguments: args }).then((result) => parentPort.postMessage({ id, result }));
+      });
+      parentPort.postMessage('ready');
+    })();`,
+    { eval: true, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } },
+  );
+  await once(worker, 'message');
+  const pending = new Map<number, () => void>();
+  let next = 0;
+  worker.on('message', ({ id }: { id: number }) => {
+    pending.get(id)?.();
+    pending.delete(id);
+  });
+  const call: Call = () =>
+    new Promise<void>((resolve) => {
+      const id = next++;
+      pending.set(id, resolve);
+      worker.postMessage({ id, args: { message: 'hi' } });
+    });
+  return { call, close: () => worker.terminate() };
+};
+
 const bench: Bench = async () => {
   const raw = new Client({ name: 'bench', version: '0' });
   await raw.connect(
@@ -81,6 +121,8 @@ const bench: Bench = async () => {
     logLevel: 'warning',
   });
   await host.waitForStatus('everything', (s) => s.state === 'ready');
+  const bare = await bareWorker();
+  const bareCall = bare.call;
   const ourCall: Call = async () => {
     const result = await host.callTool('everything__echo', { message: 'hi' });
     if (!result.ok) throw new Error(result.error.message);
@@ -89,7 +131,7 @@ const bench: Bench = async () => {
   try {
     // Both sides (and both servers, which JIT-compile too) are warmed up alike, sequentially and
     // concurrently; then rounds alternate so machine noise hits both alike.
-    for (const call of [rawCall, ourCall]) {
+    for (const call of [rawCall, ourCall, bareCall]) {
       await sequential(call, WARM_UP);
       await throughput(call, SUSTAINED);
     }
@@ -100,11 +142,13 @@ const bench: Bench = async () => {
     const ourRates: number[] = [];
     const rawBursts: number[] = [];
     const ourBursts: number[] = [];
+    const bareRates: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       rawTimes.push(...(await sequential(rawCall, SEQUENTIAL)));
       ourTimes.push(...(await sequential(ourCall, SEQUENTIAL)));
       rawRates.push(await throughput(rawCall, SUSTAINED));
       ourRates.push(await throughput(ourCall, SUSTAINED));
+      bareRates.push(await throughput(bareCall, SUSTAINED));
       rawBursts.push(await throughput(rawCall, BURST));
       ourBursts.push(await throughput(ourCall, BURST));
     }
@@ -113,15 +157,17 @@ const bench: Bench = async () => {
     const rawCpu = median(cpuPerCall.get(rawCall)!);
     const ourCpu = median(cpuPerCall.get(ourCall)!);
     // The same sustained rounds with one core kept busy by another process (a build, a local model
-    // generating): what the MCP worker does when it has no core to spare (see BusyPoll).
+    // generating): four threads (main, the worker, the server, the spinner) on two cores here.
     const hog = spawn(process.execPath, ['-e', 'for (;;);'], { stdio: 'ignore' });
     await once(hog, 'spawn');
     const rawBusy: number[] = [];
     const ourBusy: number[] = [];
+    const bareBusy: number[] = [];
     try {
       for (let round = 0; round < CONTENDED_ROUNDS; round++) {
         rawBusy.push(await throughput(rawCall, SUSTAINED));
         ourBusy.push(await throughput(ourCall, SUSTAINED));
+        bareBusy.push(await throughput(bareCall, SUSTAINED));
       }
     } finally {
       hog.kill('SIGKILL');
@@ -159,7 +205,26 @@ const bench: Bench = async () => {
         notes: `medians of ${ROUNDS} rounds of ${SUSTAINED} calls; ratio: median of the rounds' ratios`,
       },
       {
-        // What the worker's busy poll costs: it spins through the gaps while calls keep coming.
+        name: `mcp echo calls/s through a bare worker thread (concurrency ${IN_FLIGHT})`,
+        ours: median(bareRates),
+        baseline: rawRate,
+        baselineName: 'raw SDK client',
+        unit: 'calls/s',
+        ratio: pairedRatio(bareRates, rawRates),
+        higherIsBetter: true,
+        notes: 'the floor of a dedicated MCP thread: the SDK client in a worker, nothing else',
+      },
+      {
+        name: `mcp echo calls/s, niffler against the bare worker thread (concurrency ${IN_FLIGHT})`,
+        ours: ourRate,
+        baseline: median(bareRates),
+        baselineName: 'bare worker thread',
+        unit: 'calls/s',
+        ratio: pairedRatio(ourRates, bareRates),
+        higherIsBetter: true,
+        notes: "what niffler's own work per call costs beyond the thread hop",
+      },
+      {
         name: `mcp echo CPU per call (concurrency ${IN_FLIGHT}, client side)`,
         ours: ourCpu,
         baseline: rawCpu,
@@ -180,6 +245,16 @@ const bench: Bench = async () => {
         notes: `median of ${CONTENDED_ROUNDS} rounds of ${SUSTAINED} calls beside a busy loop`,
       },
       {
+        name: `mcp echo calls/s through a bare worker thread, one core busy elsewhere (concurrency ${IN_FLIGHT})`,
+        ours: median(bareBusy),
+        baseline: median(rawBusy),
+        baselineName: 'raw SDK client',
+        unit: 'calls/s',
+        ratio: pairedRatio(bareBusy, rawBusy),
+        higherIsBetter: true,
+        notes: 'the floor of a dedicated MCP thread beside a busy loop',
+      },
+      {
         name: `mcp echo calls/s, bursts (concurrency ${IN_FLIGHT})`,
         ours: median(ourBursts),
         baseline: median(rawBursts),
@@ -192,6 +267,7 @@ const bench: Bench = async () => {
     ];
   } finally {
     await host.close();
+    await bare.close();
     await raw.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
 import type {
   McpElicitationAnswer,
@@ -8,7 +7,6 @@ import type {
   McpWorkerData,
 } from '../protocol/mcp.ts';
 import { toWire } from '../protocol/wire-error.ts';
-import { BusyPoll } from './busy-poll.ts';
 import { ambiguousCaller, relatedCall } from './call-scope.ts';
 import { McpManager } from './manager.ts';
 import { whenAborted } from '../shared/abort.ts';
@@ -32,12 +30,6 @@ const ambiguous = (server: string) =>
  * the user (elicitation) or of the model (sampling).
  */
 export class McpWorkerThread {
-  // Half a millisecond of polling after each request from main and each answer to it: what
-  // follows soon (the server's answer, main's next call) is taken without a thread wake-up (see
-  // BusyPoll). Not after events (progress, logs, status): a server that streams them would keep
-  // the thread spinning through a long call for nothing. With a single core there is never one to
-  // spare.
-  readonly #poll = new BusyPoll(availableParallelism() > 1 ? 0.5 : 0);
   readonly #manager: McpManager;
   readonly #running = new Map<number, AbortController>();
   readonly #asks = new Map<number, (answer: never) => void>();
@@ -97,7 +89,6 @@ export class McpWorkerThread {
   #answer(event: Extract<McpEvent, { type: 'result' | 'error' }>): void {
     this.#running.delete(event.id);
     this.#post(event);
-    this.#poll.touch();
   }
 
   /** Sends a server's request to main and waits for its answer (or the server's cancellation). */
@@ -119,7 +110,6 @@ export class McpWorkerThread {
   }
 
   readonly #receive = (request: McpRequest): void => {
-    this.#poll.touch();
     switch (request.type) {
       case 'cancel':
         this.#running.get(request.id)?.abort();
