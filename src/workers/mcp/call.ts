@@ -10,7 +10,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/client';
 import { fail, type ToolResult } from '../protocol/tool-result.ts';
-import { currentCall } from './call-scope.ts';
+import type { CallScope } from './call-scope.ts';
 import type { ConnectionContext, ServerBase } from './server-base.ts';
 import { MAX_INPUT_ROUNDS, type ServerLink } from './link.ts';
 import type { CallOutcome } from './metrics.ts';
@@ -139,7 +139,8 @@ const schemaProblemOf = (conn: ServerBase, tool: string, result: CallToolResult)
 /**
  * One `tools/call` on a ready connection, inside its concurrency limit: timeout reset by progress,
  * cancellation through `signal`, results normalized, and kept in the result cache where the
- * config allows it. Never throws: every failure is a `ToolResult` the model can read.
+ * config allows it. `scope` is the call's entry among the calls in flight (see call-scope.ts), when
+ * it has one. Never throws: every failure is a `ToolResult` the model can read.
  */
 export const callTool = async (
   conn: ServerBase,
@@ -147,6 +148,7 @@ export const callTool = async (
   args: Record<string, unknown>,
   options: CallOptions,
   ctx: Ctx,
+  scope?: CallScope,
 ): Promise<ToolResult> => {
   const started = performance.now();
   const { signal } = options;
@@ -157,7 +159,6 @@ export const callTool = async (
   if (cached) return cached;
   // A free slot is taken without a round through the microtask queue.
   if (!conn.limiter.tryAcquire()) {
-    const scope = currentCall();
     if (scope) scope.queued = true;
     try {
       await conn.limiter.acquire(signal);
@@ -168,7 +169,7 @@ export const callTool = async (
       if (scope) delete scope.queued;
     }
   }
-  const slot = holdSlot(conn, signal);
+  const slot = holdSlot(conn, signal, scope);
   try {
     const link = conn.link;
     if (conn.state !== 'ready' || !link) return record(conn, tool, started, unavailable(conn));
@@ -195,11 +196,10 @@ export const callTool = async (
  * (its call scope's `whileAnswering`), taken again before the answer goes to the server, and
  * released once when the call ends.
  */
-const holdSlot = (conn: ServerBase, signal: AbortSignal) => {
+const holdSlot = (conn: ServerBase, signal: AbortSignal, scope: CallScope | undefined) => {
   let held = true;
   let waiting = 0;
   let ended = false;
-  const scope = currentCall();
   if (scope?.server === conn.name)
     scope.whileAnswering = async (wait) => {
       if (waiting++ === 0 && held) {

@@ -223,7 +223,7 @@ export class ServerBase {
       await abortable(this.attempt, options.signal).catch(() => undefined);
     return inCallScope(
       { server: this.name, tool, asker: options.asker, signal: options.signal },
-      () => callTool(this, tool, args, options, this.ctx),
+      (scope) => callTool(this, tool, args, options, this.ctx, scope),
     );
   }
 
