@@ -22,6 +22,7 @@ import {
   ConfigSchema,
   DEFAULT_MODELS,
   HooksSchema,
+  PARSE_ONCE,
   type Config,
   type McpServerConfig,
 } from './schema.ts';
@@ -147,7 +148,7 @@ const policyLayer = (data: Data, source: ConfigSource): PolicyLayer[] => {
 
 /** A file's `hooks:` as a hook layer, if it has any (every layer's hooks run). */
 const hookLayer = (data: Data, source: ConfigSource): HookLayer[] => {
-  const parsed = HooksSchema.safeParse(data['hooks'] ?? {});
+  const parsed = HooksSchema.safeParse(data['hooks'] ?? {}, PARSE_ONCE);
   return parsed.success && Object.keys(parsed.data).length
     ? [{ source: source.file ?? source.label ?? source.kind, hooks: parsed.data }]
     : [];
@@ -305,7 +306,7 @@ const mergeFiles = (expanded: readonly ParsedFile[], untrusted: readonly Part[])
   const origins: Origins = new Map();
   let data: Data = mergeLayer(
     {},
-    { ...ConfigSchema.parse({}), models: DEFAULT_MODELS },
+    { ...ConfigSchema.parse({}, PARSE_ONCE), models: DEFAULT_MODELS },
     origins,
     () => ({
       kind: 'default',
@@ -403,7 +404,7 @@ const load = (options: LoadOptions): LoadedConfig => {
   const problems = validateMerged(merged.data, merged.origins, describeOrigin(env, expanded));
   if (problems.length)
     throw new NifflerError('config-invalid', problems.join('\n'), { errors: problems });
-  const config = ConfigSchema.parse(merged.data);
+  const config = ConfigSchema.parse(merged.data, PARSE_ONCE);
   if (!config.models[config.model])
     warnings.push(
       `model "${config.model}" is not defined under models; defined: ${Object.keys(config.models).join(', ')}`,

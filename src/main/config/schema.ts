@@ -1,10 +1,14 @@
 import { z } from 'zod';
 
-// zod compiles a function per object schema the first time it parses with it (its "JIT"), which
-// pays back only after many parses; niffler parses each of its schemas a few times (a config at
-// start and on each change, an approvals file, tool arguments per call). Without it a daemon's
-// cold start spends ~10 ms less before its servers spawn.
-z.config({ jitless: true });
+/**
+ * The parse option for what niffler parses a few times (a config at start and on each change, the
+ * trust store, a repository's extensions): zod compiles a function per object schema the first
+ * time it parses with it (its "JIT"), which pays back only after many parses; a daemon's cold start
+ * spends ~10 ms less before its servers spawn without. Per parse, not zod's global switch: that
+ * one holds for every schema made after it, the SDK's too, and the gateway parses the SDK's
+ * messages thousands of times (its main thread paid ~15 % more per call with them jitless).
+ */
+export const PARSE_ONCE = { jitless: true } as const;
 
 const limit = (what: string) => z.number().positive().optional().describe(what);
 

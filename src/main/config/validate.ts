@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ConfigSchema } from './schema.ts';
+import { ConfigSchema, PARSE_ONCE } from './schema.ts';
 import { originsUnder, type Origin, type Origins } from './merge.ts';
 import { describeValue, formatPath, formatPlace, type KeyPath, type ParsedFile } from './source.ts';
 import type { Env } from '../paths.ts';
@@ -86,7 +86,7 @@ const messageOf = (
 
 /** The schema's issues with `data`, less the "needs command or url" that a misspelled key trips. */
 const issuesOf = (data: unknown): Issue[] => {
-  const result = ConfigSchema.safeParse(data);
+  const result = ConfigSchema.safeParse(data, PARSE_ONCE);
   if (result.success) return [];
   const unknownAt = new Set(
     result.error.issues.filter((i) => i.code === 'unrecognized_keys').map((i) => i.path.join('.')),
@@ -175,7 +175,7 @@ export const schemaProblems = (
   data: unknown,
   place: (path: KeyPath) => string,
 ): string[] => {
-  const result = schema.safeParse(data);
+  const result = schema.safeParse(data, PARSE_ONCE);
   if (result.success) return [];
   return result.error.issues.map((issue) =>
     messageOf(issue, valueAt(data, issue.path), place, schema),

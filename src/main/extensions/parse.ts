@@ -1,6 +1,7 @@
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { describeValue, formatPath, lineFinder, type KeyPath } from '../config/source.ts';
+import { PARSE_ONCE } from '../config/schema.ts';
 import { schemaProblems } from '../config/validate.ts';
 
 /** A YAML mapping read from an extension file, with the line of any key path. */
@@ -88,5 +89,5 @@ export const checkSchema = <S extends z.ZodType>(
   };
   const problems = schemaProblems(schema, mapping.data, place);
   if (problems.length) return { ok: false, problem: problems.join('\n') };
-  return { ok: true, value: schema.parse(mapping.data) };
+  return { ok: true, value: schema.parse(mapping.data, PARSE_ONCE) };
 };

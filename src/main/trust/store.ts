@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { readStateFile, withStateLock, writeStateFile } from '../../workers/shared/state-file.ts';
 import { NifflerError } from '../errors.ts';
 import { tildify, type Env } from '../paths.ts';
+import { PARSE_ONCE } from '../config/schema.ts';
 
 /** What the user saw of one part when they trusted it: its digest and how it was shown. */
 const TrustedPartSchema = z.strictObject({ digest: z.string(), shown: z.string() });
@@ -54,9 +55,9 @@ export const readTrustStore = (file: string, env?: Env): StoreState => {
   } catch {
     return { ok: false, problem: `${tildify(file, env)}: not valid JSON; niffler will ${reset}` };
   }
-  const current = StoreSchema.safeParse(json);
+  const current = StoreSchema.safeParse(json, PARSE_ONCE);
   if (current.success) return { ok: true, store: current.data, legacy: new Set() };
-  const legacy = LegacyStoreSchema.safeParse(json);
+  const legacy = LegacyStoreSchema.safeParse(json, PARSE_ONCE);
   if (legacy.success)
     return { ok: true, store: empty(), legacy: new Set(Object.keys(legacy.data.workspaces)) };
   return {
