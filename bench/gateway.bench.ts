@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -17,7 +17,11 @@ import {
 // server-everything's `echo` called by an SDK client (v2) through the gateway — the consumer →
 // `niffler mcp serve` (stdio: the front-end relaying to the daemon; --http: the daemon itself) →
 // the daemon's MCP worker → the server — and, in the same run, by the same client straight on a
-// copy of the same server over stdio.
+// copy of the same server over stdio. And the floors of that shape, each with its own copy of the
+// server: a bare byte relay (consumer → a process joining stdio to a socket → a process joining
+// the socket to the server, nothing parsed) and a bare HTTP forwarder (consumer → an HTTP server
+// writing each POSTed message to the server's stdin): what any gateway between a consumer and a
+// daemon's servers costs before it does anything.
 const everything = serverBin('server-everything');
 const WARM_UP = 500;
 const ROUNDS = 5;
@@ -65,6 +69,16 @@ const httpGateway = async (ws: ReturnType<typeof benchWorkspace>) => {
   };
 };
 
+/** A bench fixture (bench/fixtures/NAME.mjs) forked; resolves with its first message. */
+const forkFixture = async (
+  name: string,
+  args: string[],
+): Promise<{ child: ChildProcess; said: unknown }> => {
+  const child = fork(path.resolve(`bench/fixtures/${name}.mjs`), args, { stdio: 'inherit' });
+  const [said] = (await once(child, 'message')) as [unknown];
+  return { child, said };
+};
+
 const bench: Bench = async () => {
   const ws = benchWorkspace(
     () =>
@@ -73,8 +87,26 @@ const bench: Bench = async () => {
   const direct = client();
   const viaStdio = client();
   const viaHttp = client();
+  const viaBareRelay = client();
+  const viaBareHttp = client();
+  const floors: ChildProcess[] = [];
   let gateway: Awaited<ReturnType<typeof httpGateway>> | undefined;
   try {
+    const socket = path.join(ws.base, 'bare.sock');
+    const server = [process.execPath, everything, 'stdio'];
+    const bareDaemon = await forkFixture('bare-daemon', [socket, ...server]);
+    const bareHttp = await forkFixture('bare-http', server);
+    floors.push(bareDaemon.child, bareHttp.child);
+    await viaBareRelay.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [path.resolve('bench/fixtures/bare-relay.mjs'), socket],
+        stderr: 'inherit',
+      }),
+    );
+    await viaBareHttp.connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${bareHttp.said as number}/mcp`)),
+    );
     await direct.connect(
       new StdioClientTransport({
         command: process.execPath,
@@ -102,15 +134,23 @@ const bench: Bench = async () => {
       direct: echo(direct, 'echo'),
       stdio: echo(viaStdio, 'everything__echo'),
       http: echo(viaHttp, 'everything__echo'),
+      bareRelay: echo(viaBareRelay, 'echo'),
+      bareHttp: echo(viaBareHttp, 'echo'),
     };
     const sides = Object.keys(calls) as (keyof typeof calls)[];
     for (const side of sides) {
       await sequential(calls[side], WARM_UP);
       await throughput(calls[side], CONCURRENT);
     }
-    const times = { direct: [] as number[], stdio: [] as number[], http: [] as number[] };
-    const rates = { direct: [] as number[], stdio: [] as number[], http: [] as number[] };
-    // Rounds alternate the three sides, so that machine noise hits them alike.
+    const times = Object.fromEntries(sides.map((side) => [side, [] as number[]])) as Record<
+      keyof typeof calls,
+      number[]
+    >;
+    const rates = Object.fromEntries(sides.map((side) => [side, [] as number[]])) as Record<
+      keyof typeof calls,
+      number[]
+    >;
+    // Rounds alternate the sides, so that machine noise hits them alike.
     for (let round = 0; round < ROUNDS; round++)
       for (const side of sides) {
         times[side].push(...(await sequential(calls[side], SEQUENTIAL)));
@@ -135,6 +175,22 @@ const bench: Bench = async () => {
         notes: `${ROUNDS}×${SEQUENTIAL} calls; ${eras}`,
       },
       {
+        name: 'bare byte relay echo call p50, stdio (sequential)',
+        ours: p50('bareRelay'),
+        baseline: p50('direct'),
+        ...baseline,
+        ratio: p50('bareRelay') / p50('direct'),
+        notes: 'the floor of a stdio gateway: two processes joining bytes, nothing parsed',
+      },
+      {
+        name: 'gateway echo call p50, stdio, against the bare byte relay (sequential)',
+        ours: p50('stdio'),
+        baseline: p50('bareRelay'),
+        ...baseline,
+        baselineName: 'bare byte relay',
+        ratio: p50('stdio') / p50('bareRelay'),
+      },
+      {
         name: 'gateway echo call p95, stdio (sequential)',
         ours: p95('stdio'),
         baseline: p95('direct'),
@@ -148,6 +204,22 @@ const bench: Bench = async () => {
         ...baseline,
         ratio: p50('http') / p50('direct'),
         goal: '<= 2x',
+      },
+      {
+        name: 'bare HTTP forwarder echo call p50 (sequential)',
+        ours: p50('bareHttp'),
+        baseline: p50('direct'),
+        ...baseline,
+        ratio: p50('bareHttp') / p50('direct'),
+        notes: 'the floor of an HTTP gateway: the same client over HTTP to a forwarder, no checks',
+      },
+      {
+        name: 'gateway echo call p50, HTTP, against the bare HTTP forwarder (sequential)',
+        ours: p50('http'),
+        baseline: p50('bareHttp'),
+        ...baseline,
+        baselineName: 'bare HTTP forwarder',
+        ratio: p50('http') / p50('bareHttp'),
       },
       {
         name: `gateway echo calls/s, stdio (concurrency ${IN_FLIGHT})`,
@@ -170,8 +242,11 @@ const bench: Bench = async () => {
       },
     ];
   } finally {
-    await Promise.allSettled([direct.close(), viaStdio.close(), viaHttp.close()]);
+    await Promise.allSettled(
+      [direct, viaStdio, viaHttp, viaBareRelay, viaBareHttp].map((c) => c.close()),
+    );
     await gateway?.stop();
+    for (const floor of floors) floor.kill();
     await ws.remove();
   }
 };

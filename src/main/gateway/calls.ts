@@ -268,14 +268,17 @@ export const callTool = async (
       (first) => new Exchange((asker) => work(deps, view, offer, args, asker), owner, first),
       (r) => {
         if (!r.ok) consumer.errors++;
-        deps.log.info('gateway call', {
+        const line = {
           consumer: consumer.name,
           id: consumer.id,
           tool: offer.tool.name,
           ok: r.ok,
           ...(r.ok ? {} : { error: r.error.code }),
           ms: Math.round(performance.now() - started),
-        });
+        };
+        // Written once the answer is on its way: a log line (redaction, a write) is not the
+        // consumer's to wait for.
+        setImmediate(() => deps.log.info('gateway call', line));
         return toCallToolResult(r);
       },
     );
