@@ -1,4 +1,13 @@
-import { closeSync, fstatSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { fsFailure, makeDirSync } from './fs-errors.ts';
 
@@ -42,10 +51,10 @@ export class RotatingLog {
         if (fstatSync(this.#fd).nlink === 0) this.#close();
       }
       if (this.#fd < 0) this.#open(now);
-      const bytes = Buffer.byteLength(lines);
-      if (this.#size + bytes > this.maxBytes && this.#size > 0) this.#rotate(now);
-      writeSync(this.#fd, lines);
-      this.#size += bytes;
+      const bytes = Buffer.from(lines);
+      if (this.#size + bytes.length > this.maxBytes && this.#size > 0) this.#rotate(now);
+      writeWhole(this.#fd, bytes);
+      this.#size += bytes.length;
       this.#lastWrite = now;
       if (!this.#idle) this.#idle = setTimeout(() => this.#closeWhenIdle(), IDLE_CLOSE_MS).unref();
       this.problem = undefined;
@@ -91,6 +100,28 @@ export class RotatingLog {
     this.#open(now);
   }
 }
+
+/**
+ * Writes all of `bytes` at the end of the file `fd` was opened to append to, or none of them: a
+ * disk that fills up midway takes a part (the write returns short, the next one fails with
+ * ENOSPC), and that part is cut off again, so the file never holds half a line for the next
+ * line to run into.
+ */
+const writeWhole = (fd: number, bytes: Buffer): void => {
+  let written = 0;
+  try {
+    while (written < bytes.length) written += writeSync(fd, bytes, written);
+  } catch (error) {
+    if (written > 0) {
+      try {
+        ftruncateSync(fd, fstatSync(fd).size - written);
+      } catch {
+        // Cutting the part back is best effort: the write's own error is the one to report.
+      }
+    }
+    throw error;
+  }
+};
 
 const sizeOf = (file: string): number => {
   try {
