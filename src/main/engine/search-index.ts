@@ -1,5 +1,4 @@
 import {
-  appendFileSync,
   closeSync,
   existsSync,
   fstatSync,
@@ -11,6 +10,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import { appendLinesSync } from '../../workers/shared/whole-write.ts';
 import path from 'node:path';
 import type { ChatMessage, UserPart } from '../../workers/protocol/api.ts';
 import { describeFsError, fsFailure } from '../../workers/shared/fs-errors.ts';
@@ -113,7 +113,8 @@ export const updateIndex = (
 ): void => {
   const file = path.join(dir, INDEX_FILE);
   try {
-    if (existsSync(file)) appendFileSync(file, record(id, indexEntry(messages, now.toISOString())));
+    if (existsSync(file))
+      appendLinesSync(file, record(id, indexEntry(messages, now.toISOString())));
   } catch {
     // The index is a cache: the session's record is older than its transcript until its next
     // turn ends or the index is rebuilt (delete the file).
@@ -347,7 +348,7 @@ export const loadIndex = async (
   try {
     if (rewrite) writeIndex(dir, entries);
     else
-      appendFileSync(
+      appendLinesSync(
         path.join(dir, INDEX_FILE),
         [...added].map(([id, e]) => record(id, e)).join(''),
       );

@@ -1,7 +1,8 @@
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Cron } from 'croner';
 import { makeDirSync } from '../../workers/shared/fs-errors.ts';
+import { appendLinesSync } from '../../workers/shared/whole-write.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { NifflerError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -147,7 +148,7 @@ export class TaskRunner {
   #record(run: TaskRun): void {
     try {
       makeDirSync(this.options.dir);
-      appendFileSync(this.#runsFile, `${JSON.stringify(run)}\n`, { mode: 0o600 });
+      appendLinesSync(this.#runsFile, `${JSON.stringify(run)}\n`);
     } catch (error) {
       this.options.log.warn('task history not written', { error: (error as Error).message });
     }

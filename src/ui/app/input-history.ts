@@ -1,5 +1,6 @@
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { appendLinesSync } from '../../workers/shared/whole-write.ts';
 import { nifflerPaths, type Env } from '../../main/paths.ts';
 
 const LIMIT = 500;
@@ -39,7 +40,7 @@ export const appendHistory = (file: string, items: string[], entry: string): str
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     if (items.length >= LIMIT)
       writeFileSync(file, next.map((i) => JSON.stringify(i)).join('\n') + '\n', { mode: 0o600 });
-    else appendFileSync(file, JSON.stringify(entry) + '\n', { mode: 0o600 });
+    else appendLinesSync(file, JSON.stringify(entry) + '\n');
   } catch {
     // History is a convenience: a read-only home must not break the session.
   }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, rmSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { describeFsError } from '../shared/fs-errors.ts';
+import { writeAllSync } from '../shared/whole-write.ts';
 
 // A text block of a tool result too long for the model is written to its file as it arrives, and
 // only its start is kept: the result's JSON-RPC message (see spill-parser.ts) carries, instead of
@@ -195,7 +196,7 @@ export class SpillingString {
   #writeNow(bytes: Buffer): void {
     if (this.#fd === undefined) return;
     try {
-      for (let at = 0; at < bytes.length;) at += writeSync(this.#fd, bytes, at);
+      writeAllSync(this.#fd, bytes);
     } catch (error) {
       this.#error = `could not save the rest to ${this.#file}: ${describeFsError(error)}`;
       closeSync(this.#fd);

@@ -1,6 +1,7 @@
-import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
 import { chmod, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { writeAllSync } from './whole-write.ts';
 
 // The one atomic file writer of niffler: everything it writes for itself or for a tool — config
 // edits, trust and approvals, todo lists, caches, tokens, files the model writes — goes through a
@@ -45,7 +46,7 @@ export const writeAtomicSync = (file: string, content: string | Uint8Array, mode
   try {
     const fd = openSync(temp, 'wx', mode);
     try {
-      writeSync(fd, typeof content === 'string' ? Buffer.from(content) : content);
+      writeAllSync(fd, typeof content === 'string' ? Buffer.from(content) : content);
       fsyncSync(fd);
     } finally {
       closeSync(fd);

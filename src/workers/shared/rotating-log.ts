@@ -1,15 +1,7 @@
-import {
-  closeSync,
-  fstatSync,
-  ftruncateSync,
-  openSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, fstatSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fsFailure, makeDirSync } from './fs-errors.ts';
+import { appendWholeSync } from './whole-write.ts';
 
 /** How long a log keeps its file open after its last line. */
 const IDLE_CLOSE_MS = 2_000;
@@ -53,7 +45,7 @@ export class RotatingLog {
       if (this.#fd < 0) this.#open(now);
       const bytes = Buffer.from(lines);
       if (this.#size + bytes.length > this.maxBytes && this.#size > 0) this.#rotate(now);
-      writeWhole(this.#fd, bytes);
+      appendWholeSync(this.#fd, bytes);
       this.#size += bytes.length;
       this.#lastWrite = now;
       if (!this.#idle) this.#idle = setTimeout(() => this.#closeWhenIdle(), IDLE_CLOSE_MS).unref();
@@ -100,28 +92,6 @@ export class RotatingLog {
     this.#open(now);
   }
 }
-
-/**
- * Writes all of `bytes` at the end of the file `fd` was opened to append to, or none of them: a
- * disk that fills up midway takes a part (the write returns short, the next one fails with
- * ENOSPC), and that part is cut off again, so the file never holds half a line for the next
- * line to run into.
- */
-const writeWhole = (fd: number, bytes: Buffer): void => {
-  let written = 0;
-  try {
-    while (written < bytes.length) written += writeSync(fd, bytes, written);
-  } catch (error) {
-    if (written > 0) {
-      try {
-        ftruncateSync(fd, fstatSync(fd).size - written);
-      } catch {
-        // Cutting the part back is best effort: the write's own error is the one to report.
-      }
-    }
-    throw error;
-  }
-};
 
 const sizeOf = (file: string): number => {
   try {
