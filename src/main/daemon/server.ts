@@ -12,6 +12,7 @@ import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
 import { McpHost, type BootedMcpWorker } from '../threads/mcp.ts';
 import { serveConnection } from './connection.ts';
 import { acquireLock } from './lock.ts';
+import { stopWhenRootGone } from './root-gone.ts';
 import { DaemonSocket } from './socket.ts';
 
 export interface DaemonOptions {
@@ -29,7 +30,7 @@ export interface DaemonOptions {
 /**
  * Runs the per-repository daemon: the engine behind a Unix socket (dir 0700, socket 0600) that
  * exits after `daemon.idleMinutes` with no client and no running turn, on `daemon stop`, on
- * SIGTERM/SIGINT, or when a front-end of another version asks. One per workspace: it holds a lock
+ * SIGTERM/SIGINT, when a front-end of another version asks, or when its repository is gone. One per workspace: it holds a lock
  * for its whole life, and a second one returns at once (`onBusy`). Resolves when it has stopped.
  */
 export const runDaemon = async (options: DaemonOptions): Promise<void> => {
@@ -175,6 +176,7 @@ const serve = async (
     onActivity: () => idle.arm(engine),
   });
   cleanups.push(pruneOutputsNowAndThen(engine, paths, log));
+  cleanups.push(stopWhenRootGone(options.root, (reason) => void stop(reason)));
   const socket = await listen(paths, log, acceptor(engine, log, sockets), stop);
   // Stopping, it serves no more: a successor may take the workspace while its servers are ended.
   const closeSocket = () => {

@@ -1,5 +1,6 @@
 import {
   lstatSync,
+  readFileSync,
   mkdirSync,
   mkdtempSync,
   realpathSync,
@@ -81,5 +82,29 @@ describe('one daemon per workspace', () => {
     renameSync(`${ws.paths.socket}.new`, ws.paths.socket);
     await stop();
     expect(lstatSync(ws.paths.socket).isFile()).toBe(true);
+  });
+
+  it.each([
+    ['removed', 'is gone', (root: string) => rmSync(root, { recursive: true, force: true })],
+    [
+      'removed and made again',
+      'was replaced by another directory',
+      (root: string) => {
+        renameSync(root, `${root}.old`);
+        mkdirSync(path.join(root, '.git'), { recursive: true });
+      },
+    ],
+  ])('stops once its repository is %s, and says why in its log', async (_, why, change) => {
+    const ws = workspace();
+    const { running } = await startDaemon(ws);
+    change(ws.root);
+    // It looks every 2 s; bounded, so a daemon that never notices fails the test.
+    const ended = await Promise.race([
+      running.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 20_000).unref()),
+    ]);
+    expect(ended).toBe(true);
+    const log = readFileSync(ws.paths.daemonLog, 'utf8');
+    expect(log).toContain(`"reason":"the repository ${ws.root} ${why}"`);
   });
 });
