@@ -1,6 +1,6 @@
-import picomatch from 'picomatch';
 import type { ModelSpec } from '../../workers/protocol/api.ts';
 import type { LoadedConfig } from '../config/load.ts';
+import { matchesName } from '../name-glob.ts';
 import type { McpToolFact, McpToolInfo } from '../../workers/protocol/mcp.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 
@@ -207,13 +207,10 @@ export interface Hidden {
   why: string;
 }
 
-const matches = (name: string, pattern: string): boolean =>
-  pattern === name || (/[*?[{]/.test(pattern) && picomatch.isMatch(name, pattern));
-
 /** `include` then `exclude` (exclude wins); patterns are globs (`read_*`), exact otherwise. */
 export const isIncluded = (name: string, filter: ToolFilter): boolean => {
-  if (filter.exclude?.some((p) => matches(name, p))) return false;
-  return !filter.include || filter.include.some((p) => matches(name, p));
+  if (filter.exclude?.some((p) => matchesName(name, p))) return false;
+  return !filter.include || filter.include.some((p) => matchesName(name, p));
 };
 
 /** Why the config, or the consumer's own overrides, leave `tool` out; undefined when they do not. */
@@ -228,7 +225,7 @@ const configuredOut = (
       : `mcpServers.${tool.server}.includeTools/excludeTools`;
   // A consumer's own entries name the tool (model-facing name) or its whole server.
   const named = (p: string) =>
-    matches(tool.name, p) || (tool.server !== undefined && matches(tool.server, p));
+    matchesName(tool.name, p) || (tool.server !== undefined && matchesName(tool.server, p));
   const out = profile.exclude?.some(named) || (profile.include && !profile.include.some(named));
   if (!out) return undefined;
   return profile.kind === 'model'

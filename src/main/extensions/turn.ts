@@ -1,5 +1,5 @@
-import picomatch from 'picomatch';
 import type { LoadedConfig } from '../config/load.ts';
+import { matchesName } from '../name-glob.ts';
 import { DEFAULT_MODELS, type Config } from '../config/schema.ts';
 import type { ToolEntry, ToolTable } from '../engine/tool-calls.ts';
 import type { PolicyLayer } from '../trust/policy.ts';
@@ -38,10 +38,7 @@ export const agentPolicy = (agent: AgentProfile): PolicyLayer[] =>
 
 const matchesAny = (name: string, entry: ToolEntry, patterns: string[]): boolean =>
   patterns.some(
-    (p) =>
-      p === name ||
-      (entry.server !== undefined && p === entry.server) ||
-      picomatch.isMatch(name, p),
+    (p) => p === name || (entry.server !== undefined && p === entry.server) || matchesName(name, p),
   );
 
 /**

@@ -1,5 +1,5 @@
-import picomatch from 'picomatch';
 import type { ToolPolicy } from '../config/schema.ts';
+import { matchesName } from '../name-glob.ts';
 
 /** One layer's `tools.policy` (a file, a variable, a flag; later an agent profile). */
 export interface PolicyLayer {
@@ -29,7 +29,7 @@ export const matchRule = <T extends string>(
   if (exact !== undefined) return { pattern: tool, value: exact };
   let best: { pattern: string; value: T } | undefined;
   for (const [pattern, value] of Object.entries(rules)) {
-    if (!/[*?[{]/.test(pattern) || !picomatch.isMatch(tool, pattern)) continue;
+    if (!matchesName(tool, pattern)) continue;
     const better =
       !best ||
       pattern.length > best.pattern.length ||
