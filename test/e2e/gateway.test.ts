@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +13,8 @@ import {
   type ConsumerOptions,
   type Era,
 } from './gateway.ts';
+import { waitUntil } from '../../src/main/daemon/lifecycle.ts';
+import { nifflerPaths } from '../../src/main/paths.ts';
 import { makeE2eWorkspace, serverBin } from './workspace.ts';
 
 const everything = `mcpServers:
@@ -134,4 +136,26 @@ describe('niffler mcp serve: a backing server still starting', () => {
       );
     },
   );
+
+  it('a consumer that leaves while its requests wait for the server is ended at once, and the log says so', async () => {
+    const ws = makeE2eWorkspace();
+    const gate = path.join(ws.base, 'gate');
+    execFileSync('mkfifo', [gate]);
+    ws.writeGlobal(
+      `mcpServers:\n${fixtureYaml('gated', 'gated', `    trust: true\n    env:\n      NIFFLER_TEST_GATE: ${JSON.stringify(gate)}\n`)}`,
+    );
+    const client = await stdioConsumer(ws, { era: 'legacy', args: ['--server', 'gated'] });
+    const waiting = client.getPrompt({ name: 'test_simple_prompt' });
+    waiting.catch(() => {}); // the consumer leaves before it is answered
+    await client.ping(); // the request is with the gateway
+    await client.close();
+    const log = nifflerPaths(ws.repo, ws.env).daemonLog;
+    const disconnected = () =>
+      readFileSync(log, 'utf8')
+        .split('\n')
+        .some((line) => line.includes('"gateway consumer disconnected"'));
+    // Bounded: before the fix the consumer's end waited for the server, which waits for the FIFO.
+    expect(await waitUntil(async () => disconnected(), 10_000)).toBe(true);
+    await writeFile(gate, 'go');
+  });
 });
