@@ -30,8 +30,9 @@ export interface DaemonOptions {
 /**
  * Runs the per-repository daemon: the engine behind a Unix socket (dir 0700, socket 0600) that
  * exits after `daemon.idleMinutes` with no client and no running turn, on `daemon stop`, on
- * SIGTERM/SIGINT, when a front-end of another version asks, or when its repository is gone. One per workspace: it holds a lock
- * for its whole life, and a second one returns at once (`onBusy`). Resolves when it has stopped.
+ * SIGTERM/SIGINT, when a front-end of another version asks, or when its repository is gone. One
+ * per workspace: it holds a lock for its whole life, and a second one returns at once
+ * (`onBusy`). Resolves when it has stopped.
  */
 export const runDaemon = async (options: DaemonOptions): Promise<void> => {
   const env = options.env ?? process.env;

@@ -18,8 +18,12 @@ import type {
   ResultOf,
 } from '../protocol.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
-import type { McpHost } from '../threads/mcp.ts';
-import { mcpWorkerData, type BootedMcpWorker, type McpHostEvent } from '../threads/mcp.ts';
+import {
+  mcpWorkerData,
+  type BootedMcpWorker,
+  type McpHost,
+  type McpHostEvent,
+} from '../threads/mcp.ts';
 import { beginEngine } from './boot.ts';
 import type { Gateway } from '../gateway/gateway.ts';
 import { isLoopbackHost } from '../gateway/token.ts';
@@ -38,6 +42,7 @@ import {
   leftOutNotices,
   mcpHandlers,
   serverInstructions,
+  serversSettled,
   waitForServers,
 } from './mcp-handlers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
@@ -243,12 +248,8 @@ export class Engine implements EngineHandlers {
         listResourceTemplates: () => this.mcp.listResourceTemplates(),
       },
       setLogForwarding: (on) => this.mcp.setLogForwarding(on),
-      // Named servers the host last heard to be past starting need no round trip to the worker
-      // (a forward asks this of its server every time).
       settled: (signal, servers) =>
-        servers?.every((name) => this.#pastStarting(name))
-          ? Promise.resolve()
-          : waitForServers(this, servers, signal, this.config.mcp.startupWait * 1000),
+        serversSettled(this, servers, signal, this.config.mcp.startupWait * 1000),
     });
     return this.#gateway;
   }
@@ -274,12 +275,6 @@ export class Engine implements EngineHandlers {
         openWorld: tool.annotations.openWorldHint === true,
         run: (args, signal) => runRepoTool(tool, run, this.options.root, args, signal),
       }));
-  }
-
-  /** Whether the MCP host last heard `server` to be past starting (ready, failed, stopped…). */
-  #pastStarting(server: string): boolean {
-    const status = this.mcp.knownStatuses().find((s) => s.name === server);
-    return status !== undefined && status.state !== 'starting';
   }
 
   /** The gateway's consumers now (none before the first came). */
@@ -719,8 +714,8 @@ export class Engine implements EngineHandlers {
   warmWhenIdle(): void {
     const controller = new AbortController();
     this.#stopWarming = () => controller.abort();
-    void waitForServers(this, undefined, controller.signal, 10_000)
-      .catch(() => [])
+    void serversSettled(this, undefined, controller.signal, 10_000)
+      .catch(() => undefined)
       .then(() => (controller.signal.aborted ? undefined : this.#prewarm()));
   }
 

@@ -83,6 +83,23 @@ const remoteServer = (engine: Engine, name: string): ResolvedServer & { url: str
 };
 
 /**
+ * `waitForServers` for a caller that needs no statuses, only the wait: named servers the host
+ * last heard to be past starting (ready, failed, stopped…) take no round trip to the MCP worker —
+ * the gateway asks this of a server before every prompt, resource and completion it forwards.
+ */
+export const serversSettled = async (
+  engine: Engine,
+  names: string[] | undefined,
+  signal?: AbortSignal,
+  timeoutMs?: number,
+): Promise<void> => {
+  const known = engine.mcp.knownStatuses();
+  const past = (name: string) => known.some((s) => s.name === name && s.state !== 'starting');
+  if (names?.every(past)) return;
+  await waitForServers(engine, names, signal, timeoutMs);
+};
+
+/**
  * Resolves once none of `names` (default: all) is `starting` — each server's own start-up timeout
  * bounds that — or when `signal` aborts, or after `timeoutMs` when given (with the statuses as
  * they then are). Driven by the worker's status events, no polling.

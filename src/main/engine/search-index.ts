@@ -10,10 +10,10 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { appendLinesSync } from '../../workers/shared/whole-write.ts';
 import path from 'node:path';
 import type { ChatMessage, UserPart } from '../../workers/protocol/api.ts';
 import { describeFsError, fsFailure } from '../../workers/shared/fs-errors.ts';
+import { appendLinesSync } from '../../workers/shared/whole-write.ts';
 import { readTranscript, titleOf } from './transcript.ts';
 
 // The search index of a workspace's sessions: `search-index.tsv` beside the transcripts, a header

@@ -59,9 +59,9 @@ export const withinCallOf = <T>(signal: AbortSignal | undefined, run: () => T): 
 
 /**
  * The call a request of `server` belongs to: the one whose round it is (an `input_required`
- * round of a 2026-07-28 server, run inside `withinCallOf`), else the latest call in flight on that server
- * that reached it, not one still queued for a slot (a 2025 server's request carries no reference
- * to the call it serves); none when no call runs.
+ * round of a 2026-07-28 server, run inside `withinCallOf`), else the latest call in flight on that
+ * server that reached it, not one still queued for a slot (a 2025 server's request carries no
+ * reference to the call it serves); none when no call runs.
  */
 export const relatedCall = (server: string): CallScope | undefined => {
   const current = scope.getStore();
