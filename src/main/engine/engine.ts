@@ -49,6 +49,7 @@ import { trustOffer, uiHandlers } from './ui-handlers.ts';
 import { extensionHandlers } from '../extensions/handlers.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
 import { extensionDirs, usableExtensions } from '../extensions/load.ts';
+import { findAgent } from '../extensions/turn.ts';
 import { runRepoTool } from '../extensions/repo-tools.ts';
 import type { ServedRepoTool } from '../gateway/catalog.ts';
 import { watchExtensionDirs } from '../extensions/watch.ts';
@@ -236,6 +237,7 @@ export class Engine implements EngineHandlers {
       loaded: () => this.#loaded,
       approvals: this.approvals,
       tools: { definitions: () => this.tools.definitions(), run: (c, s) => this.tools.run(c, s) },
+      runCommand: (spec, signal) => this.tools.runCommand(spec, signal),
       mcp: this.mcp,
       log: this.options.log.child({ scope: 'gateway' }),
       source: {
@@ -382,6 +384,9 @@ export class Engine implements EngineHandlers {
         (params.continue ? listSessions(this.paths.sessionsDir)[0]?.id : undefined);
       if (params.continue && !resumeId)
         warnings.push('no earlier session in this workspace: starting a new one');
+      // An unknown profile is an error, never a fallback to another one.
+      if (params.agent && this.#loaded)
+        findAgent(usableExtensions(this.#loaded).extensions, params.agent);
       if (resumeId && params.atTurn !== undefined)
         ({ session, warnings } = await Session.fork(deps, resumeId, params.atTurn));
       else if (resumeId) {

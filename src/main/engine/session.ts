@@ -41,12 +41,14 @@ import {
   type SubagentRun,
 } from '../extensions/subagents.ts';
 import { savedChoices, subagentIo, type SessionOptions } from '../extensions/session-state.ts';
-import { agentTools, DEFAULT_AGENT, planTurn, type TurnPlan } from '../extensions/turn.ts';
+import { chainTools, DEFAULT_AGENT, planTurn, type TurnPlan } from '../extensions/turn.ts';
+import { approveSwitch, subagentLimits } from '../extensions/turn-calls.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
 import { SessionHooks } from '../extensions/hook-points.ts';
 import { updateIndex } from './search-index.ts';
 import { repoToolEntry } from '../extensions/repo-tools.ts';
 import type { PolicyLayer } from '../trust/policy.ts';
+import type { ProfileLimit } from '../trust/effective.ts';
 
 export type { BuiltinTools, McpTools, TurnIO } from './tool-calls.ts';
 
@@ -94,9 +96,10 @@ interface TurnState {
   snapshot?: string;
   /** Snapshots were tried and failed (said once). */
   noSnapshot?: boolean;
-  /** The agent profile of this turn, and the policy layers above the config's. */
+  /** The agent profile of this turn, the chain of profiles in force, a command's grants. */
   agent: AgentProfile;
-  policy: PolicyLayer[];
+  chain: ProfileLimit[];
+  grants: PolicyLayer[];
   maxSteps: number;
   /** A Stop hook kept the model going once already (hooks are told, to avoid loops). */
   stopHookActive?: boolean;
@@ -152,6 +155,8 @@ export class Session {
   agent = DEFAULT_AGENT;
   /** How deep in subagents this session is: 0 for one a front-end opened. */
   depth = 0;
+  /** A subagent's parents' profile chain: its turns are never wider than that. */
+  inherited: ProfileLimit[] = [];
   /** A step bound over the agent's and the config's (a task's `maxSteps`). */
   stepLimit: number | undefined;
   /** What its turns have used, those read back from the transcript included. */
@@ -244,6 +249,7 @@ export class Session {
     });
     const session = new Session(id, deps, transcript, [], 0);
     session.depth = options.parent ? options.parent.depth + 1 : 0;
+    session.inherited = options.parent?.chain ?? [];
     session.stepLimit = options.maxSteps;
     session.setAgent(options.agent ?? defaultAgent(deps));
     if (options.disabled?.length) for (const name of options.disabled) session.toggle(name, false);
@@ -428,9 +434,13 @@ export class Session {
       plan = await planTurn({
         loaded,
         agent: this.agent,
+        inherited: this.inherited,
         text: params.text,
         ...(params.model ? { model: params.model } : {}),
         depth: this.depth,
+        approveSwitch: (command, reason) =>
+          approveSwitch(this.id, params, io, signal, command, reason),
+        consumer: { kind: 'model', yes: params.yes === true, interactive: params.interactive },
         run: this.deps.runCommand ?? noCommands,
         excluded: [this.deps.home],
         signal,
@@ -474,7 +484,8 @@ export class Session {
       lastText: '',
       loadedTools: new Set(),
       agent: plan.agent,
-      policy: plan.policy,
+      chain: plan.chain,
+      grants: plan.grants,
       maxSteps: this.stepLimit ?? plan.maxSteps,
     };
   }
@@ -573,20 +584,25 @@ export class Session {
     if (calls.length === 0) return 'answered';
     await this.#snapshotBefore(turn, calls, table, io);
     const hooks = this.hooks.calls(io, signal);
+    const { subagents } = this.deps.config().config.agent;
     const results = await runToolCalls(
       calls,
-      step.invalid,
+      subagentLimits(calls, step.invalid, table, { ...subagents, depth: this.depth }),
       table,
       {
         sessionId: this.id,
         tools: this.deps.tools,
         mcp: this.deps.mcp,
         approvals: this.deps.approvals,
-        config: this.deps.config(),
         params,
         io,
         signal,
-        policy: turn.policy,
+        scope: {
+          config: this.deps.config(),
+          chain: turn.chain,
+          grants: turn.grants,
+          consumer: { kind: 'model', yes: params.yes === true, interactive: params.interactive },
+        },
         ...(hooks ? { hooks } : {}),
       },
       turn.denied,
@@ -884,21 +900,27 @@ export class Session {
     if (this.depth < subagents.maxDepth && children.length && !this.disabled.has('task'))
       base.set(
         'task',
-        taskTool(children, (job) => this.#runChild(job, params)),
+        taskTool(children, (job) => this.#runChild(job, params, turn.chain)),
       );
     const run = this.deps.runCommand ?? noCommands;
     for (const tool of usable.extensions.tools)
       if (!this.disabled.has(tool.name) && !this.disabled.has('repo') && !base.has(tool.name))
         base.set(tool.name, repoToolEntry(tool, run, this.deps.root));
-    return agentTools(base, turn.agent);
+    return chainTools(base, turn.chain);
   }
 
   /** Runs a subagent's job in a child session; the parent's transcript records the child. */
-  async #runChild(job: SubagentRun, params: PromptParams): Promise<ToolResult> {
+  async #runChild(
+    job: SubagentRun,
+    params: PromptParams,
+    chain: ProfileLimit[],
+  ): Promise<ToolResult> {
     const run = async () => {
+      // Never wider than this turn: its profile chain, and what this session switched off.
       const child = Session.create(this.deps, {
         agent: job.agent.name,
-        parent: { id: this.id, callId: job.callId, depth: this.depth },
+        parent: { id: this.id, callId: job.callId, depth: this.depth, chain },
+        disabled: [...this.disabled],
       });
       this.transcript.append({
         type: 'child',

@@ -4,14 +4,8 @@ import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { ClientCalls, ClientMethod, PromptParams, SessionEvent } from '../protocol.ts';
-import type { PolicyLayer } from '../trust/policy.ts';
-import { protectedReason } from '../trust/protected.ts';
-import {
-  explainApproval,
-  type ApprovalOutcome,
-  type ApprovalSettings,
-  type ApprovalStore,
-} from './approvals.ts';
+import { effectivePolicy, type PolicyScope } from '../trust/effective.ts';
+import type { ApprovalStore } from './approvals.ts';
 import { builtinTool, configRules, filterTools, mcpTool, modelProfile } from './capabilities.ts';
 
 /** The tools pool as the loop sees it. */
@@ -81,12 +75,11 @@ export interface CallContext {
   tools: BuiltinTools;
   mcp: McpTools;
   approvals: ApprovalStore;
-  config: LoadedConfig;
   params: PromptParams;
   io: TurnIO;
   signal: AbortSignal;
-  /** Policy layers of this turn above the config's (an agent's, a command's). */
-  policy?: PolicyLayer[];
+  /** What this turn's calls may do: config, the profile chain, a command's grants, the consumer. */
+  scope: PolicyScope;
   /** PreToolUse and PostToolUse hooks. */
   hooks?: CallHooks;
 }
@@ -101,8 +94,8 @@ export interface PreCall {
 
 /** The hooks around each call: before it is decided, and after it ran. */
 export interface CallHooks {
-  before(call: ToolCall, entry: ToolEntry): Promise<PreCall>;
-  after(call: ToolCall, entry: ToolEntry, result: ToolResult): Promise<ToolResult>;
+  before(call: ToolCall, entry: Pick<ToolEntry, 'kind'>): Promise<PreCall>;
+  after(call: ToolCall, entry: Pick<ToolEntry, 'kind'>, result: ToolResult): Promise<ToolResult>;
 }
 
 /** Who the table is for: the turn's model (vision, tool protocol) and the config it runs under. */
@@ -154,77 +147,26 @@ export const buildToolTable = async (
   return table;
 };
 
-/** What a call meets under the policy before anyone is asked, and why it touches protected places. */
-export const policyOutcome = (
-  call: { name: string; args: Record<string, unknown> },
-  entry: Pick<ToolEntry, 'server' | 'defaultPolicy' | 'readOnly' | 'destructive'> & {
-    kind: 'builtin' | 'mcp';
-  },
-  config: LoadedConfig,
-  settings: Pick<ApprovalSettings, 'session' | 'repo' | 'yes' | 'allowedBy'> & {
-    extraPolicy?: PolicyLayer[];
-  },
-): { outcome: ApprovalOutcome; protectedWhy: string | undefined } => {
-  const { kind } = entry;
-  const trustedServers = config.servers
-    .filter((s) => s.definition.trust === true)
-    .map((s) => s.name);
-  const protectedWhy = protectedReason(
-    { name: call.name, args: call.args, kind, readOnly: entry.readOnly },
-    config.root,
-    config.protectedPlaces,
-    process.env,
-  );
-  const outcome = explainApproval(
-    {
-      tool: call.name,
-      kind,
-      ...(entry.server ? { server: entry.server } : {}),
-      ...(entry.defaultPolicy ? { defaultPolicy: entry.defaultPolicy } : {}),
-      readOnly: entry.readOnly,
-      readOnlyHint: kind === 'mcp' ? entry.readOnly : undefined,
-      destructiveHint: entry.destructive,
-    },
-    {
-      policy: [...config.policy, ...(settings.extraPolicy ?? [])],
-      trustedServers,
-      ...(settings.session ? { session: settings.session } : {}),
-      ...(settings.repo ? { repo: settings.repo } : {}),
-      yes: settings.yes === true,
-      ...(settings.allowedBy ? { allowedBy: settings.allowedBy } : {}),
-      ...(protectedWhy ? { protectedReason: protectedWhy } : {}),
-    },
-  );
-  return { outcome, protectedWhy };
-};
-
 /** Policy first; what asks goes to the front-end (denied in one-shot runs without `--yes`). */
 const decide = async (
   call: ToolCall,
   entry: ToolEntry,
   ctx: CallContext,
   hook: PreCall = {},
-): Promise<{ allowed: boolean; reason: string }> => {
-  const { config, params, io, signal } = ctx;
-  if (entry.kind === 'engine' && !entry.asks)
-    return { allowed: true, reason: "niffler's own tool" };
-  // A repository tool is approved as an MCP tool is.
-  const kind = entry.kind === 'engine' ? 'mcp' : entry.kind;
-  const asked = hook.ask
-    ? [{ source: `a PreToolUse hook (${hook.ask})`, rules: { [call.name]: 'ask' as const } }]
-    : [];
-  const { outcome, protectedWhy } = policyOutcome(call, { ...entry, kind }, config, {
-    ...ctx.approvals.remembered(ctx.sessionId),
-    yes: params.yes === true,
-    extraPolicy: [...(ctx.policy ?? []), ...asked],
-    ...(hook.allow ? { allowedBy: `a PreToolUse hook allowed it (${hook.allow})` } : {}),
-  });
+): Promise<{ allowed: boolean; reason: string; grant?: string }> => {
+  const { params, io, signal } = ctx;
+  const outcome = effectivePolicy(
+    { ...ctx.scope, remembered: ctx.approvals.remembered(ctx.sessionId) },
+    call,
+    entry,
+    hook,
+  );
   if (outcome.decision !== 'ask')
     return { allowed: outcome.decision === 'allow', reason: outcome.reason };
   if (!params.interactive)
     return {
       allowed: false,
-      reason: protectedWhy
+      reason: outcome.protectedWhy
         ? `${call.name} needs approval: ${outcome.reason}; only an interactive session can approve it`
         : `${call.name} needs approval (${outcome.reason}); run with --yes or allow it in tools.policy`,
     };
@@ -243,11 +185,16 @@ const decide = async (
       },
       signal,
     );
-    if (answer === 'session' || answer === 'repo')
+    // A protected call's approval is for this call only: what it changes is the rules.
+    if ((answer === 'session' || answer === 'repo') && !outcome.protectedWhy)
       await ctx.approvals.remember(answer, ctx.sessionId, call.name, 'allow');
     return answer === 'deny'
       ? { allowed: false, reason: 'the user denied it' }
-      : { allowed: true, reason: `approved (${answer})` };
+      : {
+          allowed: true,
+          reason: `approved (${answer})`,
+          ...(outcome.grant ? { grant: outcome.grant } : {}),
+        };
   } catch (error) {
     if (signal.aborted) return { allowed: false, reason: 'the turn was cancelled' };
     return { allowed: false, reason: `approval could not be asked: ${(error as Error).message}` };
@@ -258,9 +205,17 @@ const decide = async (
  * A built-in call whose tool stopped to ask (`needs-approval`: fetch meeting a private address)
  * is asked of the user — never settled by policy or `--yes` — and run again with the grant.
  */
-const runBuiltin = async (call: ToolCall, ctx: CallContext): Promise<ToolResult> => {
+const runBuiltin = async (
+  call: ToolCall,
+  ctx: CallContext,
+  granted: string[] = [],
+): Promise<ToolResult> => {
   const { io, signal, sessionId } = ctx;
-  const first = await ctx.tools.run({ name: call.name, args: call.args, sessionId }, signal);
+  const given = granted.length ? { grants: granted } : {};
+  const first = await ctx.tools.run(
+    { name: call.name, args: call.args, sessionId, ...given },
+    signal,
+  );
   if (first.ok || first.error.code !== 'needs-approval' || !first.ask) return first;
   if (!ctx.params.interactive)
     return fail('denied', `${first.error.message} No one can be asked in this run.`);
@@ -282,11 +237,11 @@ const runBuiltin = async (call: ToolCall, ctx: CallContext): Promise<ToolResult>
   } catch (error) {
     return fail('denied', `${first.error.message} (asking failed: ${(error as Error).message})`);
   }
-  const grants = [first.ask.grant];
+  const grants = [...granted, first.ask.grant];
   return ctx.tools.run({ name: call.name, args: call.args, sessionId, grants }, signal);
 };
 
-type Planned = { call: ToolCall; entry?: ToolEntry; result?: ToolResult };
+type Planned = { call: ToolCall; entry?: ToolEntry; result?: ToolResult; grants?: string[] };
 
 /** What becomes of one call before anything runs: a result already (refused), or cleared to run. */
 const plan = async (
@@ -312,19 +267,29 @@ const plan = async (
   const decision = pre.block
     ? { allowed: false, reason: `a PreToolUse hook blocked it: ${pre.block}` }
     : await decide(target, entry, ctx, pre);
-  if (decision.allowed) return { call: target, entry };
+  if (decision.allowed)
+    return {
+      call: target,
+      entry,
+      ...('grant' in decision && decision.grant ? { grants: [decision.grant] } : {}),
+    };
   denied.push(call.name);
   ctx.io.emit({ type: 'tool-denied', id: call.id, name: call.name, reason: decision.reason });
   return { call, result: fail('denied', `the call was not run: ${decision.reason}`) };
 };
 
 /** Runs one cleared call where its tool lives: the engine, the tools pool, or an MCP server. */
-const dispatchCall = (call: ToolCall, entry: ToolEntry, ctx: CallContext): Promise<ToolResult> => {
+const dispatchCall = (
+  call: ToolCall,
+  entry: ToolEntry,
+  ctx: CallContext,
+  grants?: string[],
+): Promise<ToolResult> => {
   const { io, signal } = ctx;
   if (signal.aborted)
     return Promise.resolve(fail('canceled', 'the turn was cancelled before this call ran'));
   if (entry.kind === 'engine') return entry.run!(call.args, { callId: call.id, io, signal });
-  if (entry.kind === 'builtin') return runBuiltin(call, ctx);
+  if (entry.kind === 'builtin') return runBuiltin(call, ctx, grants);
   return ctx.mcp.callTool(call.name, call.args, {
     signal,
     onProgress: ({ progress, total, message }) =>
@@ -342,7 +307,7 @@ const dispatchCall = (call: ToolCall, entry: ToolEntry, ctx: CallContext): Promi
 const runPlanned = async (item: Planned, ctx: CallContext): Promise<void> => {
   const started = performance.now();
   if (!item.result && item.entry) {
-    item.result = await dispatchCall(item.call, item.entry, ctx);
+    item.result = await dispatchCall(item.call, item.entry, ctx, item.grants);
     if (ctx.hooks) item.result = await ctx.hooks.after(item.call, item.entry, item.result);
   }
   ctx.io.emit({

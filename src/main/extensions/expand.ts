@@ -2,7 +2,8 @@ import path from 'node:path';
 import type { CommandOutcome, CommandSpec } from '../../workers/protocol/tools.ts';
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
 import { readBoundedFileSync } from '../../workers/shared/bounded-read.ts';
-import { composePolicy, type PolicyLayer } from '../trust/policy.ts';
+import { deniedIn, type PolicyScope } from '../trust/effective.ts';
+import type { PolicyLayer } from '../trust/policy.ts';
 import { nifflerToolName } from './claude-names.ts';
 import { SHELL_PATTERN, type CustomCommand } from './commands.ts';
 
@@ -57,11 +58,11 @@ const fillArguments = (body: string, args: string): string => {
 const runShell = async (text: string, options: ExpandOptions, notes: string[]): Promise<string> => {
   const found = [...text.matchAll(SHELL_PATTERN)];
   if (found.length === 0) return text;
-  const denied = composePolicy(options.policy, 'bash');
+  const denied = deniedIn(options.scope, 'bash');
   const outputs: string[] = [];
   for (const [, cmd] of found) {
-    if (denied?.decision === 'deny') {
-      notes.push(`!\`${cmd}\` not run: bash is denied (${denied.source})`);
+    if (denied) {
+      notes.push(`!\`${cmd}\` not run: ${denied}`);
       outputs.push(`[not run: bash is denied]`);
       continue;
     }
@@ -104,8 +105,8 @@ export interface ExpandOptions {
   root: string;
   /** Directories no `@path` may read (`$NIFFLER_HOME`). */
   excluded: string[];
-  /** The turn's policy layers: a `deny` of bash keeps `` !`cmd` `` from running. */
-  policy: PolicyLayer[];
+  /** What the turn's calls may do: a `deny` of bash there keeps `` !`cmd` `` from running. */
+  scope: PolicyScope;
   run: CommandRunner;
   signal: AbortSignal;
 }

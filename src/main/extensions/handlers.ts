@@ -5,6 +5,7 @@ import type { Session } from '../engine/session.ts';
 import { NifflerError } from '../errors.ts';
 import type { AgentProfile } from './agents.ts';
 import { usableExtensions, type Extensions } from './load.ts';
+import { findAgent } from './turn.ts';
 
 type ExtensionMethod =
   'session/agent' | 'extensions/list' | 'task/list' | 'task/run' | 'task/history';
@@ -56,12 +57,7 @@ export const extensionHandlers = (
   };
   return {
     'session/agent': async ({ sessionId, agent }) => {
-      const { extensions } = usable();
-      if (!extensions.agents.some((a) => a.name === agent))
-        throw new NifflerError(
-          'usage',
-          `no agent named "${agent}"; there are: ${extensions.agents.map((a) => a.name).join(', ')}`,
-        );
+      findAgent(usable().extensions, agent);
       const target = session(sessionId);
       target.setAgent(agent);
       await target.saved();

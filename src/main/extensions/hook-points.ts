@@ -19,6 +19,68 @@ export interface HookContext {
 /** Tool results given to PostToolUse hooks are cut to this many characters. */
 const RESULT_CHARS = 16 * 1024;
 
+/** Whether any layer has hooks for `event` (calls without hooks cost nothing). */
+const hasHooks = (config: LoadedConfig, event: HookEvent): boolean =>
+  config.hooks.some((layer) => (layer.hooks[event]?.length ?? 0) > 0);
+
+/**
+ * The PreToolUse and PostToolUse hooks of calls — a session's turn, or a gateway client's — with
+ * the input Claude Code's hooks read; `warn` says what failed. Undefined when there are none.
+ */
+export const toolCallHooks = (
+  ctx: HookContext,
+  signal: AbortSignal,
+  warn: (text: string) => void,
+): CallHooks | undefined => {
+  const config = ctx.config();
+  if (!hasHooks(config, 'PreToolUse') && !hasHooks(config, 'PostToolUse')) return undefined;
+  const names = (call: ToolCall, entry: Pick<ToolEntry, 'kind'>) =>
+    toolAliases(call.name, entry.kind);
+  const run = async (event: HookEvent, target: string[], fields: Record<string, unknown>) => {
+    if (!hasHooks(ctx.config(), event)) return { context: [], warnings: [] } as HookVerdict;
+    const verdict = await runHooks({
+      layers: ctx.config().hooks,
+      event,
+      target,
+      input: {
+        session_id: ctx.sessionId,
+        transcript_path: ctx.transcriptPath,
+        cwd: ctx.root,
+        hook_event_name: event,
+        ...fields,
+      },
+      root: ctx.root,
+      run: ctx.run,
+      signal,
+    });
+    for (const text of verdict.warnings) warn(text);
+    return verdict;
+  };
+  return {
+    before: async (call, entry): Promise<PreCall> => {
+      const fields = { tool_name: call.name, tool_input: call.args };
+      const v = await run('PreToolUse', names(call, entry), fields);
+      return {
+        ...(v.block ? { block: v.block } : {}),
+        ...(v.allow ? { allow: v.allow } : {}),
+        ...(v.ask ? { ask: v.ask } : {}),
+        ...(v.updatedInput ? { args: v.updatedInput } : {}),
+      };
+    },
+    after: async (call, entry, result): Promise<ToolResult> => {
+      const response = { ...result, output: resultText(result).slice(0, RESULT_CHARS) };
+      const fields = { tool_name: call.name, tool_input: call.args, tool_response: response };
+      const v = await run('PostToolUse', names(call, entry), fields);
+      const notes = [...(v.block ? [`A PostToolUse hook says: ${v.block}`] : []), ...v.context];
+      if (notes.length === 0) return result;
+      const extra = `\n\n[${notes.join('\n')}]`;
+      return result.ok
+        ? { ...result, output: `${result.output}${extra}` }
+        : { ...result, output: `${result.output ?? ''}${extra}` };
+    },
+  };
+};
+
 /**
  * The hook points of one session: it runs each event's hooks with the input Claude Code's
  * hooks read (snake_case fields), says their warnings, and turns their verdicts into what the
@@ -33,7 +95,7 @@ export class SessionHooks {
 
   /** Whether any layer has hooks for `event` (a turn without hooks costs nothing). */
   has(event: HookEvent): boolean {
-    return this.ctx.config().hooks.some((layer) => (layer.hooks[event]?.length ?? 0) > 0);
+    return hasHooks(this.ctx.config(), event);
   }
 
   async #run(
@@ -88,31 +150,9 @@ export class SessionHooks {
 
   /** PreToolUse and PostToolUse, for `runToolCalls`. */
   calls(io: TurnIO, signal: AbortSignal): CallHooks | undefined {
-    if (!this.has('PreToolUse') && !this.has('PostToolUse')) return undefined;
-    const names = (call: ToolCall, entry: ToolEntry) => toolAliases(call.name, entry.kind);
-    return {
-      before: async (call, entry): Promise<PreCall> => {
-        const fields = { tool_name: call.name, tool_input: call.args };
-        const v = await this.#run('PreToolUse', names(call, entry), fields, io, signal);
-        return {
-          ...(v.block ? { block: v.block } : {}),
-          ...(v.allow ? { allow: v.allow } : {}),
-          ...(v.ask ? { ask: v.ask } : {}),
-          ...(v.updatedInput ? { args: v.updatedInput } : {}),
-        };
-      },
-      after: async (call, entry, result): Promise<ToolResult> => {
-        const response = { ...result, output: resultText(result).slice(0, RESULT_CHARS) };
-        const fields = { tool_name: call.name, tool_input: call.args, tool_response: response };
-        const v = await this.#run('PostToolUse', names(call, entry), fields, io, signal);
-        const notes = [...(v.block ? [`A PostToolUse hook says: ${v.block}`] : []), ...v.context];
-        if (notes.length === 0) return result;
-        const extra = `\n\n[${notes.join('\n')}]`;
-        return result.ok
-          ? { ...result, output: `${result.output}${extra}` }
-          : { ...result, output: `${result.output ?? ''}${extra}` };
-      },
-    };
+    return toolCallHooks(this.ctx, signal, (text) =>
+      io.emit({ type: 'notice', level: 'warn', text }),
+    );
   }
 
   /** Stop: a reason to keep going when a hook blocks the model from stopping. */

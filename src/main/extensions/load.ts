@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { nifflerPaths, type Env } from '../paths.ts';
+import { nifflerPaths, tildify, type Env } from '../paths.ts';
 import type { Part } from '../trust/contribution.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { BUILTIN_AGENTS, parseAgent, type AgentProfile, type ExtensionSource } from './agents.ts';
@@ -70,7 +70,9 @@ type Parser<T> = (
 
 /**
  * Reads one kind from its directories; a later directory's item replaces an earlier one of the
- * same name (repository over user). Repository items that `needsTrust` get their trust part.
+ * same name (repository over user) — unless `owned` says the name is not the repository's to
+ * take: then the repository's file is left out, and why is one of the `problems`. Repository
+ * items that need trust get their trust part.
  */
 const readKind = <T extends { name: string }>(
   dirs: Dir[],
@@ -79,6 +81,7 @@ const readKind = <T extends { name: string }>(
   root: string,
   parse: Parser<T>,
   problems: string[],
+  owned: (name: string, had: Loaded<T> | undefined) => string | undefined = () => undefined,
 ): Loaded<T>[] => {
   const byName = new Map<string, Loaded<T>>();
   for (const dir of dirs) {
@@ -98,6 +101,13 @@ const readKind = <T extends { name: string }>(
       }
       if (!parsed.value) continue;
       const { item, trustValue } = parsed.value;
+      const taken = dir.source === 'repo' ? owned(item.name, byName.get(item.name)) : undefined;
+      if (taken) {
+        problems.push(
+          `${file.shown}: ${taken}; a repository cannot replace it, so this file is ignored (give it another name)`,
+        );
+        continue;
+      }
       const trust =
         dir.prefix && trustValue !== undefined
           ? {
@@ -135,6 +145,13 @@ export const readExtensions = (root: string, env: Env): Extensions => {
       return { ok: true, value: { item, trustValue: frontmatter } };
     },
     problems,
+    // Names are owned: niffler's built-ins and your own profiles are not a repository's to take.
+    (name, had) =>
+      had?.source === 'user'
+        ? `"${name}" is your own profile (${tildify(had.file ?? '', env)})`
+        : !had && BUILTIN_AGENTS.some((b) => b.name === name)
+          ? `"${name}" is niffler's built-in profile`
+          : undefined,
   );
   const commands = readKind(
     dirs.commands,

@@ -1,13 +1,15 @@
 import type { TranscriptEntry } from '../engine/transcript.ts';
 import type { TurnIO } from '../engine/tool-calls.ts';
 import type { SubagentRun } from './subagents.ts';
+import type { ProfileLimit } from '../trust/effective.ts';
 
 /** How a new session starts: its agent, what is switched off, whose subagent or task it is. */
 export interface SessionOptions {
   agent?: string;
   /** Servers and tools switched off from the start (what `/clear` carries over). */
   disabled?: string[];
-  parent?: { id: string; callId: string; depth: number };
+  /** Whose subagent it is, and the parent turn's profile chain (it is never wider). */
+  parent?: { id: string; callId: string; depth: number; chain: ProfileLimit[] };
   task?: string;
   /** Steps a turn may take, over what the agent and config say (a task's `maxSteps`). */
   maxSteps?: number;

@@ -10,6 +10,7 @@ import type { TaskInfo, TaskRun, TurnSummary } from '../protocol.ts';
 import { Session, type SessionDeps } from '../engine/session.ts';
 import type { TurnIO } from '../engine/tool-calls.ts';
 import { usableExtensions } from './load.ts';
+import { findAgent } from './turn.ts';
 import type { TaskDefinition } from './tasks.ts';
 
 /** Runs of one task kept in its history listing. */
@@ -108,6 +109,9 @@ export class TaskRunner {
   ): Promise<{ sessionId: string; summary: TurnSummary }> {
     const task = this.#find(name);
     const text = taskPrompt(task, inputs);
+    const loaded = this.options.loaded();
+    // A task's profile that does not exist is an error, never a fallback to another one.
+    if (task.agent && loaded) findAgent(usableExtensions(loaded).extensions, task.agent);
     const session = Session.create(this.options.sessionDeps(), {
       ...(task.agent ? { agent: task.agent } : {}),
       task: task.name,

@@ -18,9 +18,9 @@ import {
   type Offer,
   type PolicyDecision,
 } from '../engine/capabilities.ts';
-import { policyOutcome } from '../engine/tool-calls.ts';
+import { toolCallHooks } from '../extensions/hook-points.ts';
+import { effectivePolicy, type CallPolicy, type HookSay } from '../trust/effective.ts';
 import type { CallToolOptions } from '../threads/mcp.ts';
-import type { PolicyLayer } from '../trust/policy.ts';
 import type { GatewayTool } from './catalog.ts';
 import type { Consumer } from './consumer.ts';
 import { elicitationAnswer, elicitParams, samplingAnswer, toCallToolResult } from './convert.ts';
@@ -33,12 +33,6 @@ export interface ConsumerView {
   profile: ConsumerProfile;
 }
 
-/** The consumer's own `serve.clients.<name>.policy`, as the top policy layer. */
-const clientPolicy = (config: LoadedConfig, name: string): PolicyLayer[] => {
-  const rules = config.config.serve.clients[name]?.policy;
-  return rules ? [{ source: `serve.clients.${name}.policy`, rules }] : [];
-};
-
 /** What the policy says of a call of `tool` by this consumer (`args` for protected places). */
 const outcomeFor = (
   deps: GatewayDeps,
@@ -46,21 +40,18 @@ const outcomeFor = (
   view: ConsumerView,
   tool: CatalogTool,
   args: Record<string, unknown>,
-) =>
-  policyOutcome(
+  hook: HookSay = {},
+): CallPolicy =>
+  effectivePolicy(
+    {
+      config,
+      chain: [],
+      consumer: { kind: 'client', name: view.profile.name },
+      remembered: { repo: deps.approvals.remembered('').repo },
+    },
     { name: tool.name, args },
-    {
-      kind: tool.kind,
-      readOnly: tool.readOnly,
-      destructive: tool.destructive,
-      ...(tool.server ? { server: tool.server } : {}),
-      ...(tool.defaultPolicy ? { defaultPolicy: tool.defaultPolicy } : {}),
-    },
-    config,
-    {
-      repo: deps.approvals.remembered('').repo,
-      extraPolicy: clientPolicy(config, view.profile.name),
-    },
+    tool,
+    hook,
   );
 
 /**
@@ -78,7 +69,7 @@ export const offersFor = async (
   const tools = named === undefined ? all : all.filter((t) => servedAs(view, t.catalog) === named);
   const byName = new Map(tools.map((t) => [t.catalog.name, t]));
   const decide = (tool: CatalogTool): PolicyDecision =>
-    outcomeFor(deps, config, view, tool, {}).outcome.decision;
+    outcomeFor(deps, config, view, tool, {}).decision;
   const { offered, hidden } = filterTools(
     tools.map((t) => t.catalog),
     view.profile,
@@ -132,28 +123,35 @@ const askApproval = async (asker: Asker, tool: string, reason: string): Promise<
   return response.action === 'accept' && response.content?.approve === true;
 };
 
-/** Policy at call time (the arguments count: protected places always ask). */
+/**
+ * Policy at call time (the arguments count: protected places always ask; a PreToolUse hook may
+ * allow or ask): a refusal, or what the approval grants the call.
+ */
 const approve = async (
   deps: GatewayDeps,
   view: ConsumerView,
   offer: Offer,
   args: Record<string, unknown>,
   asker: Asker,
-): Promise<ToolResult | undefined> => {
+  hook: HookSay,
+): Promise<{ refused: ToolResult } | { grants: string[] }> => {
   const config = deps.loaded();
-  if (!config) return fail('denied', 'the config did not load; fix it and save');
+  if (!config) return { refused: fail('denied', 'the config did not load; fix it and save') };
   const { name } = offer.tool;
-  const { outcome } = outcomeFor(deps, config, view, offer.tool, args);
-  if (outcome.decision === 'allow') return undefined;
-  if (outcome.decision === 'deny') return fail('denied', `${name} is denied: ${outcome.reason}`);
+  const outcome = outcomeFor(deps, config, view, offer.tool, args, hook);
+  if (outcome.decision === 'allow') return { grants: [] };
+  if (outcome.decision === 'deny')
+    return { refused: fail('denied', `${name} is denied: ${outcome.reason}`) };
   if (!view.profile.meets.has('approval'))
-    return fail(
-      'denied',
-      `${name} needs approval (${outcome.reason}), and this client cannot ask its user (no form elicitation)`,
-    );
+    return {
+      refused: fail(
+        'denied',
+        `${name} needs approval (${outcome.reason}), and this client cannot ask its user (no form elicitation)`,
+      ),
+    };
   return (await askApproval(asker, name, outcome.reason))
-    ? undefined
-    : fail('denied', `the user declined ${name}`);
+    ? { grants: outcome.grant ? [outcome.grant] : [] }
+    : { refused: fail('denied', `the user declined ${name}`) };
 };
 
 /**
@@ -185,17 +183,22 @@ const execute = async (
   args: Record<string, unknown>,
   asker: Asker,
   progress: ((p: { progress: number; total?: number; message?: string }) => void) | undefined,
+  granted: string[],
 ): Promise<ToolResult> => {
   const sessionId = `gateway-${view.consumer.id}`;
   if (tool.def) {
-    const first = await deps.tools.run({ name: tool.def.name, args, sessionId }, asker.signal);
+    const given = granted.length ? { grants: granted } : {};
+    const first = await deps.tools.run(
+      { name: tool.def.name, args, sessionId, ...given },
+      asker.signal,
+    );
     if (first.ok || first.error.code !== 'needs-approval' || !first.ask) return first;
     if (
       !view.profile.meets.has('approval') ||
       !(await askApproval(asker, tool.def.name, first.ask.reason))
     )
       return fail('denied', `${first.error.message} It was not approved.`);
-    const grants = [first.ask.grant];
+    const grants = [...granted, first.ask.grant];
     return deps.tools.run({ name: tool.def.name, args, sessionId, grants }, asker.signal);
   }
   if (tool.repo) return tool.repo.run(args, asker.signal);
@@ -226,7 +229,27 @@ const progressOf = (asker: Asker) => {
   return { sink, sent: () => last };
 };
 
-/** Approves, then runs, a call: the work of its exchange. */
+/** The user's PreToolUse and PostToolUse hooks around a consumer's calls, as in a session. */
+const hooksFor = (deps: GatewayDeps, view: ConsumerView, signal: AbortSignal) => {
+  const config = deps.loaded();
+  if (!config) return undefined;
+  return toolCallHooks(
+    {
+      sessionId: `gateway-${view.consumer.id}`,
+      transcriptPath: '',
+      root: deps.root,
+      config: () => deps.loaded() ?? config,
+      run: deps.runCommand,
+    },
+    signal,
+    (text) => deps.log.warn('gateway hook', { consumer: view.consumer.name, text }),
+  );
+};
+
+/**
+ * Hooks, policy, then the call, then hooks again: the work of its exchange — the path a
+ * session's call takes from its PreToolUse hooks on.
+ */
 const work = async (
   deps: GatewayDeps,
   view: ConsumerView,
@@ -234,12 +257,26 @@ const work = async (
   args: Record<string, unknown>,
   asker: Asker,
 ): Promise<ToolResult> => {
-  const refused = await approve(deps, view, offer, args, asker);
-  if (refused) return refused;
+  const hooks = hooksFor(deps, view, asker.signal);
+  const call = { id: `gateway-${view.consumer.id}-${view.consumer.calls}`, name: offer.tool.name };
+  const entry = { kind: offer.tool.kind };
+  const pre = (await hooks?.before({ ...call, args }, entry)) ?? {};
+  if (pre.block) return fail('denied', `a PreToolUse hook blocked it: ${pre.block}`);
+  const input = pre.args ?? args;
+  const approved = await approve(deps, view, offer, input, asker, pre);
+  if ('refused' in approved) return approved.refused;
   const progress = progressOf(asker);
-  const result = await execute(deps, view, offer.gateway, args, asker, progress.sink);
+  const result = await execute(
+    deps,
+    view,
+    offer.gateway,
+    input,
+    asker,
+    progress.sink,
+    approved.grants,
+  );
   await progress.sent();
-  return result;
+  return hooks ? hooks.after({ ...call, args: input }, entry, result) : result;
 };
 
 /**

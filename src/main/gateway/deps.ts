@@ -1,6 +1,7 @@
 import type { LoadedConfig } from '../config/load.ts';
 import type { ApprovalStore } from '../engine/approvals.ts';
 import type { BuiltinTools } from '../engine/tool-calls.ts';
+import type { CommandRunner } from '../extensions/expand.ts';
 import type { Logger } from '../log.ts';
 import type { McpHost } from '../threads/mcp.ts';
 import type { GatewayCatalog } from './catalog.ts';
@@ -15,6 +16,8 @@ export interface GatewayDeps {
   exchanges: Exchanges;
   approvals: Pick<ApprovalStore, 'remembered'>;
   tools: BuiltinTools;
+  /** Runs hooks in bash's sandbox (the tools pool), as a session does. */
+  runCommand: CommandRunner;
   mcp: Pick<McpHost, 'callTool' | 'forward'>;
   log: Logger;
   /**

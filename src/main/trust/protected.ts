@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { isObject } from '../../workers/shared/is-object.ts';
 import { nifflerPaths, tildify, type Env } from '../paths.ts';
+import { gitWriteIn, namesGitDir } from './git-writes.ts';
 
 /**
  * The places that make the rules a model runs under, and why each matters: niffler's config in
@@ -77,24 +78,43 @@ const pathArgs = (args: unknown): string[] =>
       })
     : [];
 
-/** Does a shell command visibly touch one of `places` (a redirect, `git config`, a path)? */
+/**
+ * Why a shell command visibly touches one of `places`: a git command that writes git's state, a
+ * `.git` path it names, or a place of niffler's rules it names. Seeing is not what protects them —
+ * inside bash's sandbox they are read-only mounts — it lets niffler ask before, not after.
+ */
 const shellTouches = (
   command: string,
   places: readonly ProtectedPlace[],
   env: Env,
-): ProtectedPlace | undefined => {
+): Protection | undefined => {
   const git = places.find((p) => p.why === GIT);
-  if (git && /\bgit\b[^\n;&|]*\bconfig\b(?![^\n;&|]*(--get|--list|\s-l\b))/.test(command))
-    return git;
-  if (git && /core\.(hookspath|fsmonitor|sshcommand|editor|pager)/i.test(command)) return git;
-  return places.find((p) => {
+  const write = gitWriteIn(command);
+  if (git && (write || namesGitDir(command)))
+    return {
+      why: `${write ? `\`${write}\` writes git's state` : 'this command names .git'} (${GIT}); in bash's sandbox .git is read-only, and the command runs with it writable only once you approve it; it always asks`,
+      grant: GIT_WRITE,
+    };
+  const place = places.find((p) => {
+    if (p.why === GIT) return false;
     const names = [p.path, tildify(p.path, env)];
     const base = path.basename(p.path);
-    if (base === '.git') names.push('.git/config', '.git/hooks', '.git/info');
-    else if (base.startsWith('.')) names.push(base);
+    if (base.startsWith('.')) names.push(base);
     return names.some((name) => command.includes(name));
   });
+  return place
+    ? { why: `this command changes ${tildify(place.path, env)} (${place.why}); it always asks` }
+    : undefined;
 };
+
+/** What bash may do once the user approves it: write the workspace's `.git`. */
+export const GIT_WRITE = 'git-write';
+
+/** Why a call always asks, and what approving it lets the call do that it could not before. */
+export interface Protection {
+  why: string;
+  grant?: string;
+}
 
 /** A call as the protection check needs it. */
 export interface CallForCheck {
@@ -114,30 +134,23 @@ export const protectedReason = (
   root: string,
   places: readonly ProtectedPlace[],
   env: Env,
-): string | undefined => {
+): Protection | undefined => {
   if (call.readOnly) return undefined;
   const args = isObject(call.args) ? call.args : {};
-  let hit: { place: ProtectedPlace; target: string } | undefined;
-  if (call.kind === 'builtin' && call.name === 'bash') {
-    const command = typeof args['command'] === 'string' ? args['command'] : '';
-    const place = shellTouches(command, places, env);
-    if (place) hit = { place, target: 'this command' };
-  } else {
-    const targets =
-      call.kind === 'builtin'
-        ? typeof args['path'] === 'string'
-          ? [args['path']]
-          : []
-        : pathArgs(args);
-    for (const target of targets) {
-      const place = placeOf(target, root, places);
-      if (place) {
-        hit = { place, target: JSON.stringify(target) };
-        break;
-      }
-    }
+  if (call.kind === 'builtin' && call.name === 'bash')
+    return shellTouches(typeof args['command'] === 'string' ? args['command'] : '', places, env);
+  const targets =
+    call.kind === 'builtin'
+      ? typeof args['path'] === 'string'
+        ? [args['path']]
+        : []
+      : pathArgs(args);
+  for (const target of targets) {
+    const place = placeOf(target, root, places);
+    if (place)
+      return {
+        why: `${JSON.stringify(target)} changes ${tildify(place.path, env)} (${place.why}); it always asks`,
+      };
   }
-  return hit
-    ? `${hit.target} changes ${tildify(hit.place.path, env)} (${hit.place.why}); it always asks`
-    : undefined;
+  return undefined;
 };

@@ -1,4 +1,6 @@
-import { explainApproval, type ApprovalRequest } from '../../main/engine/approvals.ts';
+import { usableExtensions } from '../../main/extensions/load.ts';
+import { findAgent, profileLimit } from '../../main/extensions/turn.ts';
+import { effectivePolicy, type PolicyScope, type ToolTraits } from '../../main/trust/effective.ts';
 import { builtinTools } from '../../workers/protocol/tools.ts';
 import { loadForCommand, type GlobalOptions } from '../context.ts';
 import { withEngine } from '../engine.ts';
@@ -14,18 +16,25 @@ interface PolicyRow {
 /**
  * `niffler tools policy [NAME…]`: for each built-in tool, each configured MCP server's tools
  * (`name__*`, as a tool without `readOnlyHint`) and each NAME given, what a call would meet —
- * allow, ask or deny — and the rule and file that decide it. Answers remembered in a session
- * and `--yes` are not counted: they belong to a run.
+ * allow, ask or deny — and the rule and file that decide it, for a session of the agent profile
+ * `--agent` names (else `agent.default`). Answers remembered in a session and `--yes` are not
+ * counted: they belong to a run.
  */
 export const toolsPolicy = (options: GlobalOptions & { names?: string[] }): void => {
   const loaded = loadForCommand(options);
   const servers = loaded.servers.map((s) => s.name);
   const builtins = builtinTools();
-  const request = (tool: string): ApprovalRequest => {
+  const traits = (tool: string): ToolTraits => {
     const builtin = builtins.find((b) => b.name === tool);
-    if (builtin) return { tool, kind: 'builtin', defaultPolicy: builtin.defaultPolicy };
+    if (builtin)
+      return {
+        kind: 'builtin',
+        readOnly: builtin.readOnly,
+        destructive: !builtin.readOnly,
+        defaultPolicy: builtin.defaultPolicy,
+      };
     const server = tool.split('__')[0];
-    return { tool, kind: 'mcp', ...(server ? { server } : {}) };
+    return { kind: 'mcp', readOnly: false, destructive: false, ...(server ? { server } : {}) };
   };
   const tools = [
     ...new Set([
@@ -34,14 +43,20 @@ export const toolsPolicy = (options: GlobalOptions & { names?: string[] }): void
       ...(options.names ?? []),
     ]),
   ];
-  const settings = {
-    policy: loaded.policy,
-    trustedServers: loaded.servers.filter((s) => s.definition.trust === true).map((s) => s.name),
+  // As a session of this profile (`--agent`, else agent.default) meets them, before any answer.
+  const agent = findAgent(
+    usableExtensions(loaded).extensions,
+    options.agent ?? loaded.config.agent.default,
+  );
+  const scope: PolicyScope = {
+    config: loaded,
+    chain: [profileLimit(agent)],
+    consumer: { kind: 'model', yes: false, interactive: true },
   };
-  const rows: PolicyRow[] = tools.map((tool) => ({
-    tool,
-    ...explainApproval(request(tool), settings),
-  }));
+  const rows: PolicyRow[] = tools.map((tool) => {
+    const { decision, reason } = effectivePolicy(scope, { name: tool, args: {} }, traits(tool));
+    return { tool, decision, reason };
+  });
   if (options.json) return printJson(rows);
   print(
     formatTable(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgent } from '../../../src/main/extensions/agents.ts';
 import { parseMarkdown } from '../../../src/main/extensions/parse.ts';
-import { agentTools } from '../../../src/main/extensions/turn.ts';
+import { chainTools, profileLimit } from '../../../src/main/extensions/turn.ts';
 import type { ToolEntry, ToolTable } from '../../../src/main/engine/tool-calls.ts';
 
 const file = (text: string, name = 'x') => ({
@@ -192,16 +192,18 @@ describe('Claude Code and opencode agent files, unchanged', () => {
 describe('the tools a profile sees', () => {
   const all = table('read_file', 'bash', 'memory__read', 'memory__write', 'git__log');
   const names = (tools: string[]) => [
-    ...agentTools(all, {
-      name: 'a',
-      description: '',
-      policy: {},
-      mode: 'all',
-      prompt: '',
-      source: 'user',
-      notes: [],
-      tools,
-    }).keys(),
+    ...chainTools(all, [
+      profileLimit({
+        name: 'a',
+        description: '',
+        policy: {},
+        mode: 'all',
+        prompt: '',
+        source: 'user',
+        notes: [],
+        tools,
+      }),
+    ]).keys(),
   ];
 
   it.each([
