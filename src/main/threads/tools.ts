@@ -20,6 +20,7 @@ import {
 import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import { killGroup } from '../../workers/shared/process-group.ts';
 import { probeBwrap } from '../../workers/shared/sandbox-command.ts';
+import { GIT_WRITE } from '../trust/protected.ts';
 import { WORKER_YOUNG_GENERATION_MB, workerExecArgv, workerFile } from './entry.ts';
 import { whenAborted } from '../../workers/shared/abort.ts';
 
@@ -161,6 +162,7 @@ export class ToolsHost {
   async #contextFor(call: ToolCall): Promise<ToolContext> {
     const context: ToolContext = { ...this.#context, todoFile: this.#todoFile(call.sessionId) };
     if (call.grants) context.fetch = { ...context.fetch, granted: call.grants };
+    if (call.grants?.includes(GIT_WRITE)) context.bash = { ...context.bash, gitWritable: true };
     if (call.name !== 'bash' || context.bash.sandbox === 'off') return context;
     const bwrap = await (this.#bwrap ??= probeBwrap(this.#env['PATH'] ?? ''));
     const note =

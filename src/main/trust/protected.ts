@@ -145,8 +145,10 @@ export const protectedReason = (
         ? [args['path']]
         : []
       : pathArgs(args);
+  // git's places are not asked for: the file tools refuse them outright (see tools/sandbox.ts).
+  const own = call.kind === 'builtin' ? places.filter((p) => p.why !== GIT) : places;
   for (const target of targets) {
-    const place = placeOf(target, root, places);
+    const place = placeOf(target, root, own);
     if (place)
       return {
         why: `${JSON.stringify(target)} changes ${tildify(place.path, env)} (${place.why}); it always asks`,

@@ -28,6 +28,13 @@ export interface SandboxPolicy {
   /** Absolute paths hidden (an empty directory, or an empty file, over each that exists). */
   hide: string[];
   network: boolean;
+  /**
+   * git's places inside `write` kept read-only (`gitPlaces`), when the caller found them already;
+   * found here when absent.
+   */
+  protect?: string[];
+  /** The user approved a git write: `.git` stays writable (niffler's own config does not). */
+  gitWritable?: boolean;
 }
 
 /**

@@ -39,6 +39,8 @@ export interface BashSettings {
   bwrap?: BwrapProbe;
   /** Said once per daemon, on the first call that runs without the sandbox it asked for. */
   note?: string;
+  /** The user approved this call's git write (`git-write`): the workspace's `.git` is writable. */
+  gitWritable?: boolean;
 }
 
 /** How `fetch` treats loopback, link-local and private addresses. */

@@ -4,6 +4,7 @@ import { constants as osConstants } from 'node:os';
 import path from 'node:path';
 import type { BwrapProbe, ResourceLimits, SandboxPolicy } from '../protocol/sandbox.ts';
 import { isInside } from './confine.ts';
+import { gitPlaces } from './git-places.ts';
 
 const osSignals = osConstants.signals as Record<string, number>;
 
@@ -97,12 +98,25 @@ const hideArgs = (paths: string[]): string[] =>
   );
 
 /**
- * Paths inside a writable directory that stay read-only: what git runs later, outside (hooks,
- * config, info), and the rules niffler runs under (the repository's `.niffler/` and `.mcp.json`).
- * Only those that exist can be bound; a new `.niffler/` a command makes is an untrusted change
- * the trust check catches.
+ * Paths inside a writable directory that stay read-only: the rules niffler runs under (the
+ * repository's `.niffler/` and `.mcp.json`) and — unless the user approved a git write — what git
+ * runs later, outside (`gitPlaces`: every `.git` of the workspace, whole). Only those that exist
+ * can be bound; a new `.niffler/` a command makes is an untrusted change the trust check catches.
  */
-const PROTECTED = ['.git/hooks', '.git/config', '.git/info', '.niffler', '.mcp.json'];
+const PROTECTED = ['.niffler', '.mcp.json'];
+
+/** The paths of `policy` kept read-only inside its writable directories. */
+const protectedPaths = (policy: SandboxPolicy, writable: readonly string[]): string[] => {
+  const git = policy.gitWritable
+    ? []
+    : (policy.protect ?? writable.flatMap((dir) => gitPlaces(dir).readOnly));
+  const all = existing([
+    ...writable.flatMap((dir) => PROTECTED.map((p) => path.join(dir, p))),
+    ...git,
+  ]);
+  // Outside every writable directory a path is read-only already (and may be hidden: kept so).
+  return all.filter((entry) => writable.some((dir) => isInside(entry, dir)));
+};
 
 /**
  * bwrap's arguments for `policy`, up to and including `--`. The order matters: the read-only
@@ -115,7 +129,7 @@ export const bwrapArgs = (policy: SandboxPolicy, cwd: string): string[] => {
   const writable = existing(policy.write);
   const readable = existing(policy.read ?? []);
   const bound = [...readable, ...writable];
-  const protect = existing(writable.flatMap((dir) => PROTECTED.map((p) => path.join(dir, p))));
+  const protect = protectedPaths(policy, writable);
   const reHidden = hidden.filter((entry) => bound.some((dir) => isInside(entry, dir)));
   return [
     '--die-with-parent',

@@ -14,6 +14,7 @@ import {
   withLimits,
   type Launch,
 } from '../shared/sandbox-command.ts';
+import { enforceGitGuard, gitPlaces, type GuardedEntry } from '../shared/git-places.ts';
 import { OutputSink } from './output-sink.ts';
 import type { ToolIo } from './registry.ts';
 import { done, fail } from './result.ts';
@@ -33,6 +34,8 @@ export interface Plan {
   /** Unsandboxed on Linux: the variable that marks the command's processes (`killTagged`). */
   tag?: string;
   note?: string;
+  /** Sandboxed: the `.git` entries checked once the command has ended (`enforceGitGuard`). */
+  guard?: GuardedEntry[];
 }
 
 /**
@@ -72,10 +75,39 @@ export const plan = async (
     process.env,
     settings.passEnv,
   );
-  const policy = { write: [root], hide: settings.hide, network: settings.network };
+  // Every .git of the workspace read-only, unless the user approved this call's git write.
+  const git = sandboxed && !settings.gitWritable ? gitPlaces(root) : undefined;
+  const policy = {
+    write: [root],
+    hide: settings.hide,
+    network: settings.network,
+    ...(git ? { protect: git.readOnly } : { gitWritable: true }),
+  };
   const launch = probe?.ok ? inSandbox(base, probe.path, policy, root) : base;
   const note = !sandboxed && settings.sandbox === 'auto' ? settings.note : undefined;
-  return { launch, sandboxed, env, ...(tag ? { tag } : {}), ...(note ? { note } : {}) };
+  return {
+    launch,
+    sandboxed,
+    env,
+    ...(tag ? { tag } : {}),
+    ...(note ? { note } : {}),
+    ...(git ? { guard: git.guard } : {}),
+  };
+};
+
+/** Said when a sandboxed command met a read-only place: why, and how to get a git write. */
+const READ_ONLY_GIT =
+  "in the sandbox every .git of the workspace (and niffler's config) is read-only; a git command " +
+  'that writes (commit, checkout, stash…) asks the user when it is a bash call of its own';
+
+/** What `enforceGitGuard` moved aside after the command, as notes for its result. */
+export const guardNotes = (planned: Plan): string[] => {
+  const moved = planned.guard ? enforceGitGuard(planned.guard) : [];
+  return moved.length
+    ? [
+        `moved aside, so git never runs it outside the sandbox: ${moved.join(', ')} (a .git the command made or replaced)`,
+      ]
+    : [];
 };
 
 /**
@@ -115,6 +147,9 @@ export const bash = async (
   if (pid === undefined)
     return fail('exec-failed', `could not start bash in ${context.root}: ${result.shortMessage}`);
   const notes: string[] = planned.note ? [planned.note] : [];
+  notes.push(...guardNotes(planned));
+  if (planned.guard && /Read-only file system|Device or resource busy/.test(output))
+    notes.push(READ_ONLY_GIT);
   if (asked > seconds) notes.push(`timeout ${asked}s is above the maximum; used ${seconds}s`);
   const signal = signalOf(result, planned.sandboxed);
   if (ended === 'timeout')

@@ -1,6 +1,6 @@
 import type { CommandOutcome, CommandSpec, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
-import { plan, runGroup, signalOf } from './bash.ts';
+import { guardNotes, plan, runGroup, signalOf } from './bash.ts';
 import type { ToolIo } from './registry.ts';
 import { fail } from './result.ts';
 
@@ -64,6 +64,7 @@ export const runCommand = async (
   if (pid === undefined)
     return fail('exec-failed', `could not start bash: ${result.shortMessage ?? 'unknown error'}`);
   const signalName = signalOf(result, planned.sandboxed);
+  const notes = [...(planned.note ? [planned.note] : []), ...guardNotes(planned)];
   const outcome: CommandOutcome = {
     exitCode: signalName ? null : (result.exitCode ?? null),
     signal: signalName ?? null,
@@ -72,7 +73,7 @@ export const runCommand = async (
     cut: stdout.total > spec.maxOutputBytes || stderr.total > spec.maxOutputBytes,
     sandboxed: planned.sandboxed,
     ...(flood.signal.aborted ? { ended: 'flood' as const } : ended ? { ended } : {}),
-    ...(planned.note ? { note: planned.note } : {}),
+    ...(notes.length ? { note: notes.join('; ') } : {}),
   };
   return { ok: true, output: outcome.stdout, data: { ...outcome } };
 };

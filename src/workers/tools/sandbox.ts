@@ -12,6 +12,7 @@ import {
   type ConfinePolicy,
 } from '../shared/confine.ts';
 import { openConfinedFile, type OpenedFile } from '../shared/confined-open.ts';
+import { gitPlaces } from '../shared/git-places.ts';
 import { fail } from './result.ts';
 
 export { isInside } from '../shared/confine.ts';
@@ -169,11 +170,30 @@ export const resolvePath = async (
   if (place?.code === 'outside')
     return refuse(input, `resolves to ${real}, outside the allowed directories`, roots);
   if (place) return refuse(input, place.reason, roots);
+  if (access === 'write') {
+    const git = gitPlaceOf(path.resolve(context.root, input || '.'), real, context.root);
+    if (git) return git;
+  }
   const stats = await lstatIfExists(real);
   const refused = checkStats(stats);
   if (refused) return refuse(input, refused, roots);
   const root = roots[0] ?? context.root;
   return { real, display: displayPath(real, root), stats, root, policy };
+};
+
+/**
+ * A write into git's places — any `.git` (as written, or once resolved), or what the workspace's
+ * `.git` leads to (`gitPlaces`: a gitdir, a common dir) — refused: git runs their config and
+ * hooks on the user's next git command. Undefined for any other path.
+ */
+const gitPlaceOf = (lexical: string, real: string, root: string): ToolResult | undefined => {
+  const named = [lexical, real].some((p) => p.split(path.sep).includes('.git'));
+  const places = named ? [] : gitPlaces(root).readOnly;
+  if (!named && !places.some((place) => isInside(real, place))) return undefined;
+  return fail(
+    'denied',
+    `${displayPath(real, root)} is git's own state (.git: its config and hooks run code on your next git command); niffler's file tools never write there. Use git for it (a bash call of its own, which asks the user).`,
+  );
 };
 
 /** `lstat` of `file`, or null when it does not exist; other errors are thrown. */

@@ -1,6 +1,7 @@
 import {
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   chmodSync,
@@ -205,6 +206,38 @@ describe('write_file', () => {
     expect(await runTool(repo.context, 'write_file', { path: '.', content: 'x' })).toMatchObject({
       error: { code: 'invalid-args' },
     });
+  });
+});
+
+describe('git’s places', () => {
+  it('write_file and edit_file refuse any .git, through a symlink too, and a gitdir a .git file names', async () => {
+    const repo = tempRepo();
+    symlinkSync(path.join(repo.root, '.git'), path.join(repo.root, 'g'));
+    repo.write({ 'store/config': '[core]\n', 'nested/x.txt': 'x' });
+    const cases: [string, Record<string, unknown>][] = [
+      ['write_file', { path: '.git/commondir', content: '../evil' }],
+      ['write_file', { path: 'g/hooks/pre-commit', content: '#!/bin/sh' }],
+      ['write_file', { path: 'nested/.git/config', content: '[core]' }],
+      ['write_file', { path: 'nested/.git', content: 'gitdir: ../store' }],
+    ];
+    for (const [tool, args] of cases)
+      expect(await runTool(repo.context, tool, args)).toMatchObject({
+        ok: false,
+        error: { code: 'denied', message: expect.stringContaining("is git's own state") },
+      });
+    // A workspace whose .git is a file naming another directory: that directory is git's too.
+    const other = tempRepo();
+    other.write({ 'store/config': '[core]\n' });
+    rmSync(path.join(other.root, '.git'), { recursive: true });
+    writeFileSync(path.join(other.root, '.git'), 'gitdir: store\n');
+    expect(
+      await runTool(other.context, 'edit_file', {
+        path: 'store/config',
+        oldText: '[core]',
+        newText: '[core]\n\tfsmonitor = x',
+      }),
+    ).toMatchObject({ ok: false, error: { code: 'denied' } });
+    expect(readFileSync(path.join(other.root, 'store/config'), 'utf8')).toBe('[core]\n');
   });
 });
 

@@ -6,7 +6,10 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   realpathSync,
+  renameSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -99,6 +102,40 @@ describe.skipIf(!probe.ok)(inBwrap, () => {
     expect(textOf(result)).toMatch(/\.git\/config: Read-only file system/);
     expect(existsSync(path.join(repo.root, '.git', 'hooks', 'pre-commit'))).toBe(false);
     expect(readFileSync(path.join(repo.root, '.git', 'config'), 'utf8')).not.toContain('evil');
+  });
+
+  it('a .git symlink: its target is read-only, and a .git made in its place is moved aside', async () => {
+    const repo = sandboxedRepo();
+    const gitdir = path.join(repo.root, 'store');
+    renameSync(path.join(repo.root, '.git'), gitdir);
+    symlinkSync('store', path.join(repo.root, '.git'));
+    const result = await bash(
+      repo,
+      'echo evil >> store/config; rm .git && mkdir .git && echo evil > .git/config',
+    );
+    expect(textOf(result)).toMatch(/store\/config: Read-only file system/);
+    expect(textOf(result)).toContain('moved aside');
+    expect(readlinkSync(path.join(repo.root, '.git'), { encoding: 'utf8' })).toBe('store');
+    expect(readFileSync(path.join(gitdir, 'config'), 'utf8')).not.toContain('evil');
+  });
+
+  it('a .git file (a linked worktree): the file and the gitdir it names are read-only', async () => {
+    const repo = sandboxedRepo();
+    const gitdir = path.join(repo.root, 'elsewhere');
+    renameSync(path.join(repo.root, '.git'), gitdir);
+    writeFileSync(path.join(repo.root, '.git'), 'gitdir: elsewhere\n');
+    const result = await bash(repo, 'echo evil >> elsewhere/config; echo "gitdir: x" > .git');
+    expect(textOf(result)).toMatch(/elsewhere\/config: Read-only file system/);
+    expect(textOf(result)).toMatch(/\.git: Read-only file system/);
+    expect(readFileSync(path.join(repo.root, '.git'), 'utf8')).toBe('gitdir: elsewhere\n');
+  });
+
+  it('with a git write approved (gitWritable), .git is writable; .niffler stays read-only', async () => {
+    const repo = sandboxedRepo({ gitWritable: true });
+    mkdirSync(path.join(repo.root, '.niffler'));
+    const result = await bash(repo, 'echo ok > .git/approved; echo no > .niffler/x');
+    expect(readFileSync(path.join(repo.root, '.git', 'approved'), 'utf8')).toBe('ok\n');
+    expect(textOf(result)).toMatch(/\.niffler\/x: Read-only file system/);
   });
 
   it("cannot change the rules niffler runs under: the repository's .niffler/ and .mcp.json", async () => {

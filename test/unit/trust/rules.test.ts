@@ -5,6 +5,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseConfigText } from '../../../src/main/config/source.ts';
 import { repositoryContribution } from '../../../src/main/trust/contribution.ts';
 import { composePolicy, type PolicyLayer } from '../../../src/main/trust/policy.ts';
+import { gitWriteIn } from '../../../src/main/trust/git-writes.ts';
 import { protectedPlaces, protectedReason } from '../../../src/main/trust/protected.ts';
 
 const contribution = (yaml: string) =>
@@ -76,24 +77,55 @@ describe('calls that touch the rules a model runs under', () => {
   });
 
   it.each([
-    ['.git/config', true],
-    ['src/../.git/hooks/pre-push', true],
-    ['src/g/hooks/pre-commit', true],
+    ['.git/config', false],
+    ['src/../.git/hooks/pre-push', false],
+    ['src/g/hooks/pre-commit', false],
     ['.niffler/config.yaml', true],
     ['.niffler/agents/x.md', true],
     ['.mcp.json', true],
     ['src/app.ts', false],
     ['.gitignore', false],
-  ])('write_file %s → protected: %s', (file, expected) => {
+  ])('write_file %s → protected: %s (into .git the tool refuses outright)', (file, expected) => {
     const { root, env, places } = setup();
     expect(protectedReason(write(file), root, places, env) !== undefined).toBe(expected);
   });
 
   it('names the place and why, in the reason the user is shown', () => {
     const { root, env, places } = setup();
-    expect(protectedReason(write('src/g/config'), root, places, env)).toBe(
+    const call = { ...write('src/g/config'), name: 'fs__write', kind: 'mcp' as const };
+    expect(protectedReason(call, root, places, env)?.why).toBe(
       `"src/g/config" changes ~/repo/.git (git's config and hooks: they run code on your next git command); it always asks`,
     );
+  });
+
+  it.each([
+    ['git commit -am wip', 'git commit'],
+    ['npm test && git -C sub checkout main', 'git checkout'],
+    ['git config core.fsmonitor ./x', 'git config'],
+    ['git stash', 'git stash'],
+    ['git my-alias', 'git my-alias'],
+    ['echo hi | xargs git add', 'git add'],
+    ['git status && git log -3 && git diff HEAD~1', undefined],
+    ['git branch -a; git branch --show-current; git stash list', undefined],
+    ['git config --get user.name', undefined],
+    ['gitk', undefined],
+  ])('bash %j: git write %j', (command, write) => {
+    expect(gitWriteIn(command)).toBe(write);
+  });
+
+  it('a git write, or a command that names .git, asks with the git-write grant', () => {
+    const { root, env, places } = setup();
+    const bash = (command: string) => ({
+      name: 'bash',
+      args: { command },
+      kind: 'builtin' as const,
+      readOnly: false,
+    });
+    expect(protectedReason(bash('git commit -m x'), root, places, env)).toMatchObject({
+      grant: 'git-write',
+    });
+    expect(protectedReason(bash('cd .git && ls'), root, places, env)?.grant).toBe('git-write');
+    expect(protectedReason(bash('cat .gitignore'), root, places, env)).toBeUndefined();
   });
 
   it('finds paths in MCP arguments (a file:// URI too) and in bash; read-only calls never count', () => {
