@@ -40,6 +40,28 @@ interface GitRun {
   stderr: string;
 }
 
+/**
+ * Whether `dir` is inside `root` (a real path) once its symlinks are resolved: its nearest
+ * existing ancestor's real path, with the missing rest. A dangling symlink on the way counts as
+ * outside (what it names could be made anywhere).
+ */
+const leadsInside = async (dir: string, root: string): Promise<boolean> => {
+  const missing: string[] = [];
+  for (let at = dir; ; at = path.dirname(at)) {
+    try {
+      const real = path.join(await realpath(at), ...missing.reverse());
+      return real === root || real.startsWith(root + path.sep);
+    } catch {
+      const link = await lstat(at).then(
+        (stats) => stats.isSymbolicLink(),
+        () => false,
+      );
+      if (link || path.dirname(at) === at) return false;
+      missing.push(path.basename(at));
+    }
+  }
+};
+
 export class SnapshotStore {
   readonly #dir: string;
   readonly #root: string;
@@ -202,6 +224,12 @@ export class SnapshotStore {
     const root = await realpath(this.#root);
     for (const { path: file } of files) {
       const target = path.join(this.#root, file);
+      // Checked before a directory is made (through a symlink it would be made outside), and
+      // once more after.
+      if (!(await leadsInside(path.dirname(target), root))) {
+        refused.push(file);
+        continue;
+      }
       await mkdir(path.dirname(target), { recursive: true });
       const dir = await realpath(path.dirname(target));
       if (dir !== root && !dir.startsWith(root + path.sep)) {
