@@ -294,3 +294,45 @@ describe("niffler's own state is never inside reach", () => {
     expect(result.stderr).toMatch(/denied: write_file.*edit_file|denied: .*write_file/);
   });
 });
+
+describe('trust covers what it runs', () => {
+  it('an edited hook script is not run until the repository is trusted again, and trust --diff names it', async () => {
+    const { ws, llm } = await setup();
+    ws.writeGlobal(fakeModel(llm));
+    ws.writeRepo(
+      'hooks:\n  PostToolUse:\n    - matcher: Read\n      hooks:\n        - type: command\n          command: bash hookscripts/post.sh\n',
+    );
+    const script = path.join(ws.repo, 'hookscripts', 'post.sh');
+    mkdirSync(path.dirname(script));
+    writeFileSync(script, 'echo v1 >> hook-log.txt\n');
+    writeFileSync(path.join(ws.repo, 'a.txt'), 'alpha\n');
+    const log = () => {
+      try {
+        return readFileSync(path.join(ws.repo, 'hook-log.txt'), 'utf8');
+      } catch {
+        return '';
+      }
+    };
+    const readTurn = async () => {
+      llm.queue(reply().tool('read_file', { path: 'a.txt' }), reply().text('read'));
+      return ws.run(['-p', 'read a.txt']);
+    };
+    expect((await ws.run(['trust'])).exitCode).toBe(0);
+    expect((await readTurn()).exitCode).toBe(0);
+    expect(log()).toBe('v1\n');
+
+    // A git pull (or anyone) changes the script; the daemon that ran it is still up.
+    writeFileSync(script, 'echo v2 >> hook-log.txt\n');
+    const after = await readTurn();
+    expect(after.exitCode).toBe(0);
+    expect(log()).toBe('v1\n');
+    expect(after.stderr).toContain('hookscripts/post.sh');
+    const diff = await ws.run(['trust', '--diff']);
+    expect(diff.stdout).toContain(': changed');
+    expect(diff.stdout).toMatch(/~ hookscripts\/post\.sh {2}~\/repo\/hookscripts\/post\.sh/);
+
+    expect((await ws.run(['trust'])).exitCode).toBe(0);
+    await readTurn();
+    expect(log()).toBe('v1\nv2\n');
+  });
+});

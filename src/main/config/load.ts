@@ -392,7 +392,10 @@ const load = (options: LoadOptions): LoadedConfig => {
   const trust = decideTrust(
     readTrustStore(paths.trustFile, env),
     workspace.root,
-    repositoryContribution(layers.filter(isRepoLayer), extensionParts(extensions)),
+    repositoryContribution(layers.filter(isRepoLayer), extensionParts(extensions), {
+      root: workspace.root,
+      home: paths.home,
+    }),
     env,
   );
   const errors: string[] = [];

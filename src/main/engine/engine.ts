@@ -29,6 +29,7 @@ import type { Gateway } from '../gateway/gateway.ts';
 import { isLoopbackHost } from '../gateway/token.ts';
 import { ToolsHost } from '../threads/tools.ts';
 import { ApprovalStore } from './approvals.ts';
+import { ScriptWatch } from '../trust/scripts.ts';
 import { ContextWindows } from './context/window.ts';
 import { SnapshotStore } from './snapshots.ts';
 import { undoTurn } from './undo.ts';
@@ -50,7 +51,8 @@ import { extensionHandlers } from '../extensions/handlers.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
 import { extensionDirs, usableExtensions } from '../extensions/load.ts';
 import { findAgent } from '../extensions/turn.ts';
-import { runRepoTool } from '../extensions/repo-tools.ts';
+import { notTrustedNow, runRepoTool } from '../extensions/repo-tools.ts';
+import { fail } from '../../workers/protocol/tool-result.ts';
 import type { ServedRepoTool } from '../gateway/catalog.ts';
 import { watchExtensionDirs } from '../extensions/watch.ts';
 import { Semaphore } from '../extensions/subagents.ts';
@@ -104,6 +106,8 @@ export class Engine implements EngineHandlers {
   #subagentSlots: Semaphore | undefined;
   #tasks: TaskRunner | undefined;
   #snapshotStore: SnapshotStore | undefined;
+  /** The repository files trusted commands run, as they were when the config was read. */
+  readonly #scripts = new ScriptWatch();
   #gateway: Gateway | undefined;
 
   get #snapshots(): SnapshotStore {
@@ -122,6 +126,7 @@ export class Engine implements EngineHandlers {
   ) {
     this.paths = nifflerPaths(options.root, options.env);
     this.#loaded = loaded;
+    if (loaded) this.#scripts.take(loaded);
     this.#configError = configError;
     this.api = new ApiHost({ log: options.log.child({ scope: 'api' }) });
     this.approvals = new ApprovalStore(this.paths.approvalsFile, options.root);
@@ -156,7 +161,7 @@ export class Engine implements EngineHandlers {
   }
 
   get loaded(): LoadedConfig | null {
-    return this.#loaded;
+    return this.#current();
   }
 
   get config(): Config {
@@ -189,7 +194,7 @@ export class Engine implements EngineHandlers {
     this.#tasks ??= new TaskRunner({
       dir: path.join(this.paths.home, 'task-runs', this.paths.key),
       sessionDeps: () => this.#sessionDeps(),
-      loaded: () => this.#loaded,
+      loaded: () => this.#current(),
       onRun: (run) => this.broadcast('task/ran', run),
       onActivity: () => this.options.onActivity?.(),
       log: this.options.log.child({ scope: 'tasks' }),
@@ -234,14 +239,14 @@ export class Engine implements EngineHandlers {
     const { Gateway } = await import('../gateway/gateway.ts');
     this.#gateway ??= new Gateway({
       root: this.options.root,
-      loaded: () => this.#loaded,
+      loaded: () => this.#current(),
       approvals: this.approvals,
       tools: { definitions: () => this.tools.definitions(), run: (c, s) => this.tools.run(c, s) },
       runCommand: (spec, signal) => this.tools.runCommand(spec, signal),
       mcp: this.mcp,
       log: this.options.log.child({ scope: 'gateway' }),
       source: {
-        loaded: () => this.#loaded,
+        loaded: () => this.#current(),
         definitions: () => this.tools.definitions(),
         repoTools: () => this.#servedRepoTools(),
         listTools: () => this.mcp.listTools(),
@@ -261,7 +266,7 @@ export class Engine implements EngineHandlers {
    * repository's), less what `tools.disabled` names (`repo`: all of them).
    */
   #servedRepoTools(): ServedRepoTool[] {
-    const loaded = this.#loaded;
+    const loaded = this.#current();
     if (!loaded) return [];
     const disabled = new Set(loaded.config.tools.disabled);
     if (disabled.has('repo')) return [];
@@ -275,7 +280,15 @@ export class Engine implements EngineHandlers {
         readOnly: tool.annotations.readOnlyHint === true,
         destructive: tool.annotations.destructiveHint === true,
         openWorld: tool.annotations.openWorldHint === true,
-        run: (args, signal) => runRepoTool(tool, run, this.options.root, args, signal),
+        run: (args, signal) => {
+          // As the config has it when the call runs: a script it runs may have changed since.
+          const now = this.#current();
+          const same =
+            now && usableExtensions(now).extensions.tools.find((t) => t.name === tool.name);
+          return same?.command === tool.command
+            ? runRepoTool(same, run, this.options.root, args, signal)
+            : Promise.resolve(fail('denied', notTrustedNow(tool)));
+        },
       }));
   }
 
@@ -522,7 +535,8 @@ export class Engine implements EngineHandlers {
 
   /** The config a turn runs with; none while the config has never loaded (the error says why). */
   #requireConfig(): LoadedConfig {
-    if (this.#loaded) return this.#loaded;
+    const loaded = this.#current();
+    if (loaded) return loaded;
     throw new NifflerError(
       'config-invalid',
       `${this.#configError ?? 'the config did not load'}\nFix it and save: the daemon reloads it.`,
@@ -647,6 +661,12 @@ export class Engine implements EngineHandlers {
 
   /** Re-reads the config: a valid one is applied (only changed servers restart), a broken one reported. */
   async reload(): Promise<void> {
+    const loaded = this.#readConfig();
+    if (loaded) await this.#apply(loaded);
+  }
+
+  /** Reads the config and, when it is valid, takes it as the config now; reports a broken one. */
+  #readConfig(): LoadedConfig | undefined {
     const result = loadConfig({
       root: this.options.root,
       env: this.options.env ?? process.env,
@@ -658,26 +678,46 @@ export class Engine implements EngineHandlers {
         error: result.error.message,
       });
       this.broadcast('config/changed', { ok: false, error: result.error.message, warnings: [] });
-      return;
+      return undefined;
     }
     this.options.onConfig?.(result.value);
     this.#loaded = result.value;
+    this.#scripts.take(result.value);
     this.#configError = null;
     // Built-in tools take their section as it now stands (a host not started yet reads it then),
     // before anything awaits: of two reloads close together, the later file wins.
     this.#tools?.configure(result.value.config.tools);
+    return result.value;
+  }
+
+  /** Applies a config just read to what runs: servers, the gateway, front-ends, watches, tasks. */
+  async #apply(loaded: LoadedConfig): Promise<void> {
     // Servers, roots, log level and output cap, as the worker would start with them.
     const applied = await this.mcp.reconfigure(
-      mcpWorkerData(this.options.root, result.value, this.paths, {
+      mcpWorkerData(this.options.root, loaded, this.paths, {
         env: this.options.env ?? process.env,
         probe: this.options.socket !== null,
       }),
     );
     this.options.log.info('config reloaded', { ...applied });
     this.#gateway?.changed('all');
-    this.broadcast('config/changed', { ok: true, warnings: result.value.warnings });
+    this.broadcast('config/changed', { ok: true, warnings: loaded.warnings });
     this.#watch();
     if (this.options.socket !== null) this.#scheduleTasks();
+  }
+
+  /**
+   * The config now: when a repository file that trusted commands run changed since it was read
+   * (a watch may not have fired yet), read again first — the repository is not trusted for it.
+   */
+  #current(): LoadedConfig | null {
+    const changed = this.#scripts.changed();
+    if (changed) {
+      this.options.log.info('a script the trusted repository runs changed', { file: changed });
+      const loaded = this.#readConfig();
+      if (loaded) void this.#apply(loaded);
+    }
+    return this.#loaded;
   }
 
   #watch(): void {
@@ -691,6 +731,8 @@ export class Engine implements EngineHandlers {
         paths.mcpJson,
       ]),
       paths.trustFile,
+      // The repository files trusted commands run: an edit makes the repository untrusted.
+      ...this.#scripts.files(),
     ];
     const reload = () => {
       if (!this.#closed) void this.reload();

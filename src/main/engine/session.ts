@@ -905,7 +905,12 @@ export class Session {
     const run = this.deps.runCommand ?? noCommands;
     for (const tool of usable.extensions.tools)
       if (!this.disabled.has(tool.name) && !this.disabled.has('repo') && !base.has(tool.name))
-        base.set(tool.name, repoToolEntry(tool, run, this.deps.root));
+        base.set(
+          tool.name,
+          repoToolEntry(tool, run, this.deps.root, () =>
+            usableExtensions(this.deps.config()).extensions.tools.find((t) => t.name === tool.name),
+          ),
+        );
     return chainTools(base, turn.chain);
   }
 

@@ -209,7 +209,11 @@ export const usableExtensions = (
     },
     ...(left.length
       ? {
-          ignored: `this repository is not trusted: its ${left.join(', ')} are ignored (review with niffler trust --diff, then niffler trust)`,
+          ignored: `${
+            trust.level === 'changed' && trust.changes.length
+              ? `this repository changed since you trusted it (${trust.changes.map((c) => `${c.key.replace(/^[^:]+:/, '')} ${c.change}`).join(', ')})`
+              : 'this repository is not trusted'
+          }: its ${left.join(', ')} are ignored (review with niffler trust --diff, then niffler trust)`,
         }
       : {}),
   };

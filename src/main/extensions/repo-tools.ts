@@ -147,15 +147,28 @@ export const runRepoTool = async (
 /**
  * A repository tool as the loop's tool table holds it: approved as an MCP tool is (asks unless
  * annotated read-only, or a rule says otherwise); its command runs in bash's sandbox with the
- * arguments as JSON on stdin.
+ * arguments as JSON on stdin — as `current()` has it when the call runs: a tool the repository no
+ * longer contributes (untrusted since the table was built: a script it runs changed) is refused.
  */
-export const repoToolEntry = (tool: RepoTool, run: CommandRunner, root: string): ToolEntry => ({
+export const repoToolEntry = (
+  tool: RepoTool,
+  run: CommandRunner,
+  root: string,
+  current: () => RepoTool | undefined = () => tool,
+): ToolEntry => ({
   spec: { name: tool.name, description: tool.description, inputSchema: tool.parameters },
   kind: 'engine',
   asks: true,
   server: 'repo',
   readOnly: tool.annotations.readOnlyHint === true,
   destructive: tool.annotations.destructiveHint === true,
-  run: (args, call) =>
-    runRepoTool(tool, run, root, args, call?.signal ?? new AbortController().signal),
+  run: (args, call) => {
+    const now = current();
+    if (now?.command !== tool.command) return Promise.resolve(fail('denied', notTrustedNow(tool)));
+    return runRepoTool(now, run, root, args, call?.signal ?? new AbortController().signal);
+  },
 });
+
+/** Why a repository tool listed earlier is not run now. */
+export const notTrustedNow = (tool: RepoTool): string =>
+  `${tool.name} is not run: the repository's contribution changed since this tool was listed (a script it runs, or the tool itself) and is not trusted as it stands; review with niffler trust --diff, then niffler trust`;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isObject } from '../../workers/shared/is-object.ts';
 import type { ParsedFile } from '../config/source.ts';
+import { scriptParts } from './scripts.ts';
 
 /**
  * One thing a repository's config contributes that starts a process, opens a connection or
@@ -17,9 +18,10 @@ export interface Part {
   value: unknown;
   /**
    * Servers stay in the config (listed, not started) when untrusted; settings are removed;
-   * extensions (agents, commands, repository tools, tasks: files, not config keys) are ignored.
+   * extensions (agents, commands, repository tools, tasks: files, not config keys) are ignored;
+   * scripts (repository files those run, by their content: `trust/scripts.ts`) are not run.
    */
-  kind: 'server' | 'setting' | 'extension';
+  kind: 'server' | 'setting' | 'extension' | 'script';
 }
 
 /** Everything a repository contributes that needs trust, and one digest over all of it. */
@@ -69,6 +71,8 @@ const RULES: { path: string[]; kind: Part['kind']; when?: When }[] = [
   { path: ['tools', 'fetch', 'allowPrivate'], kind: 'setting' },
   { path: ['mcp', 'sandboxDefault'], kind: 'setting' },
   { path: ['hooks', '*'], kind: 'setting' },
+  // The profile new sessions start with: a repository's could be wider than yours (build over plan).
+  { path: ['agent', 'default'], kind: 'setting' },
 ];
 
 const matches = (data: unknown, pattern: string[], at: string[] = []): [string[], unknown][] => {
@@ -108,16 +112,18 @@ const layerParts = (layer: ParsedFile): Part[] =>
   );
 
 /**
- * What the repository's layers contribute, as written (call before `${VAR}` expansion), and the
- * parts of its extension files (`extensionParts`).
+ * What the repository's layers contribute, as written (call before `${VAR}` expansion), the
+ * parts of its extension files (`extensionParts`) and — given `where` — the repository files
+ * those run (`scriptParts`), by their content.
  */
 export const repositoryContribution = (
   layers: readonly ParsedFile[],
   extensions: readonly Part[] = [],
+  where?: { root: string; home: string },
 ): Contribution => {
-  const parts = [...layers.flatMap(layerParts), ...extensions].sort((a, b) =>
-    a.key.localeCompare(b.key),
-  );
+  const own = [...layers.flatMap(layerParts), ...extensions];
+  const scripts = where ? scriptParts(own, where.root, where.home) : [];
+  const parts = [...own, ...scripts].sort((a, b) => a.key.localeCompare(b.key));
   return { parts, digest: digestOf(parts.map((p) => [p.key, p.value])) };
 };
 

