@@ -209,4 +209,57 @@ describe('the task tool', () => {
     expect(childRequests).toHaveLength(2);
     expect(toolNames(childRequests[0]!)).not.toContain('task');
   });
+
+  it('profiles that hand work to each other in a loop stop at maxDepth, and the model is told which limit', async () => {
+    const h = await startHarness('in-process', { mcp: '  {}\n' });
+    const agents = path.join(h.home, 'agents');
+    mkdirSync(agents);
+    writeFileSync(path.join(agents, 'a.md'), '---\ndescription: hands to b\n---\nAsk b.\n');
+    writeFileSync(path.join(agents, 'b.md'), '---\ndescription: hands to a\n---\nAsk a.\n');
+    await h.client.request('config/reload', {});
+    h.llm.queue(
+      reply().tool('task', { agent: 'b', prompt: 'ask a' }),
+      reply().tool('task', { agent: 'a', prompt: 'ask b' }),
+      reply().tool('task', { agent: 'b', prompt: 'ask a again' }),
+      reply().text('depth 2 done'),
+      reply().text('depth 1 done'),
+      reply().text('depth 0 done'),
+    );
+    const opened = await h.client.request('session/open', { agent: 'a' });
+    expect((await h.prompt(opened.sessionId, 'go')).text).toBe('depth 0 done');
+    const deepest = String(toolMessages(h.llm.requests[3]!.body).at(-1)!.content);
+    expect(deepest).toContain(
+      'subagents nest at most 2 deep (agent.subagents.maxDepth), and this is depth 2',
+    );
+    expect(h.llm.requests).toHaveLength(6);
+  });
+
+  it('task calls past maxConcurrent in one step are not run, with a result that says so', async () => {
+    const h = await startHarness('in-process', {
+      mcp: '  {}\n',
+      config: 'agent:\n  subagents:\n    maxConcurrent: 2\n',
+      llm: {
+        route: (request) =>
+          firstUser(request).startsWith('job ')
+            ? reply().text(`did ${firstUser(request)}`)
+            : undefined,
+      },
+    });
+    h.llm.queue(
+      reply()
+        .tool('task', { prompt: 'job 1' }, { id: 't1' })
+        .tool('task', { prompt: 'job 2' }, { id: 't2' })
+        .tool('task', { prompt: 'job 3' }, { id: 't3' }),
+      reply().text('two of three'),
+    );
+    const id = await h.open();
+    await h.prompt(id, 'fan out');
+    const results = toolMessages(h.llm.requests.at(-1)!.body).map((m) => String(m.content));
+    expect(results[0]).toContain('did job 1');
+    expect(results[1]).toContain('did job 2');
+    expect(results[2]).toContain(
+      '3 task calls in one step; at most 2 start at once (agent.subagents.maxConcurrent)',
+    );
+    expect(h.llm.requests.filter((r) => firstUser(r) === 'job 3')).toHaveLength(0);
+  });
 });
