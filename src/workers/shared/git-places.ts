@@ -40,15 +40,17 @@ export interface GitPlaces {
   guard: GuardedEntry[];
 }
 
+// Most of what is looked for is missing (no commondir, no submodules): asked without throwing.
 const lstat = (file: string): Stats | undefined => {
   try {
-    return lstatSync(file);
+    return lstatSync(file, { throwIfNoEntry: false });
   } catch {
     return undefined;
   }
 };
 
 const readSmall = (file: string): string | undefined => {
+  if (!lstat(file)) return undefined;
   try {
     return readFileSync(file, 'utf8').slice(0, 64 * 1024);
   } catch {
@@ -58,7 +60,7 @@ const readSmall = (file: string): string | undefined => {
 
 const real = (file: string): string | undefined => {
   try {
-    return realpathSync(file);
+    return realpathSync.native(file);
   } catch {
     return undefined;
   }
@@ -100,7 +102,8 @@ const worktreeGitFiles = (gitdirs: readonly string[]): string[] =>
   gitdirs.flatMap((gitdir) => {
     let names: string[];
     try {
-      names = readdirSync(path.join(gitdir, 'worktrees'));
+      const dir = path.join(gitdir, 'worktrees');
+      names = lstat(dir)?.isDirectory() ? readdirSync(dir) : [];
     } catch {
       return [];
     }
