@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TOOL_CALL_FORMATS } from '../../workers/protocol/api.ts';
 
 /**
  * The parse option for what niffler parses a few times (a config at start and on each change, the
@@ -154,6 +155,8 @@ export const ModelSchema = z.strictObject({
   /** Name of the environment variable holding the API key (never the key itself). */
   apiKeyEnv: z.string().optional(),
   toolProtocol: z.enum(['native', 'text', 'auto']).default('auto'),
+  /** The call syntax read from text when a server passes calls through as text (absent: `auto`). */
+  toolCallFormat: z.enum(TOOL_CALL_FORMATS).optional(),
   contextWindow: z.number().int().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
   temperature: z.number().min(0).max(2).optional(),

@@ -73,6 +73,7 @@ export const resolveModelSpec = (
     ...(apiKey ? { apiKey } : {}),
     ...(apiKeyEnv ? { apiKeyEnv } : {}),
     toolProtocol: entry.toolProtocol,
+    ...(entry.toolCallFormat ? { toolCallFormat: entry.toolCallFormat } : {}),
     vision: entry.vision ?? false,
     reasoning: entry.reasoning ?? false,
     ...(entry.maxTokens === undefined ? {} : { maxTokens: entry.maxTokens }),

@@ -45,16 +45,18 @@ export const toolCallEvent = (id: string, name: string, raw: string): LlmEvent =
       message: `the arguments of ${name} are not valid JSON (${(error as Error).message}); send one JSON object`,
     };
   }
-  return isObject(args)
+  const problem = argumentsProblem(name, args);
+  return problem === undefined && isObject(args)
     ? { type: 'tool-call', call: { id, name, args } }
-    : {
-        type: 'tool-call-invalid',
-        id,
-        name,
-        raw,
-        message: `the arguments of ${name} must be a JSON object`,
-      };
+    : { type: 'tool-call-invalid', id, name, raw, message: problem ?? 'invalid arguments' };
 };
+
+/**
+ * What is wrong with a call's parsed arguments, or undefined: the check every call gets in this
+ * worker, native or recovered from text (the tool's own schema is checked by the host, for both).
+ */
+export const argumentsProblem = (name: string, args: unknown): string | undefined =>
+  isObject(args) ? undefined : `the arguments of ${name} must be a JSON object`;
 
 const resultValue = (result: ToolResult): unknown =>
   result.ok

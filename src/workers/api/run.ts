@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { LlmEvent, Provider, StreamRequest } from '../protocol/api.ts';
+import type { LlmEvent, Provider, StreamRequest, ToolCallFamily } from '../protocol/api.ts';
 import { classify, LlmFailure } from './failure.ts';
 import { applyTextProtocol } from './messages.ts';
 import type { ProviderStream, WorkerLog } from './providers/provider.ts';
+import { RecoveredStream, recoveryOptions } from './recovered-stream.ts';
 import { backoffDelay, sleep } from './retry.ts';
-import { createTextProtocolParser } from './text-protocol.ts';
 import { whenAborted } from '../shared/abort.ts';
 
 // Each client library loads on first use, so the worker starts without all three.
@@ -19,6 +19,8 @@ export const loadProvider = (provider: Provider): Promise<ProviderStream> => PRO
 
 type Emit = (event: LlmEvent) => void;
 type Protocol = 'native' | 'text';
+/** How a request goes: its tool protocol, and the call syntax to look for first in its text. */
+type Choice = { protocol: Protocol; hint?: ToolCallFamily };
 
 /** Why a stream ended at the caller's wish. */
 export const canceled = (): LlmFailure => new LlmFailure('canceled', 'the request was canceled');
@@ -51,12 +53,12 @@ const attemptController = (signal: AbortSignal, model: StreamRequest['model']) =
 };
 
 /**
- * Passes one provider event on: `done` ends the attempt (true), text goes through the text-tool
- * parser when there is one (which may end it once its calls are complete), the rest as it is.
+ * Passes one provider event on: `done` ends the attempt (true); the rest goes through the
+ * recovery, which may end it once the calls it read from text are complete.
  */
 const relay = (
   event: LlmEvent,
-  parser: ReturnType<typeof createTextProtocolParser> | undefined,
+  recovered: RecoveredStream,
   protocol: Protocol,
   emit: Emit,
   forward: Emit,
@@ -64,31 +66,26 @@ const relay = (
 ): boolean => {
   if (event.type === 'done') {
     controller.signal.throwIfAborted();
-    if (parser) for (const e of parser.end()) forward(e);
-    const calls = parser?.callCount ?? 0;
+    for (const e of recovered.end()) forward(e);
     emit({
       ...event,
-      stopReason: calls > 0 ? 'tool-calls' : event.stopReason,
+      stopReason: recovered.calls > 0 ? 'tool-calls' : event.stopReason,
       toolProtocol: protocol,
     });
     return true;
   }
-  if (!parser || event.type !== 'text') {
-    forward(event);
-    return false;
-  }
-  for (const e of parser.push(event.text)) forward(e);
-  if (!parser.isStopped) return false;
+  for (const e of recovered.push(event)) forward(e);
+  if (!recovered.stopped) return false;
   // The calls are complete: end the HTTP stream instead of reading what follows.
   controller.abort(new LlmFailure('canceled', 'text tool call complete'));
-  emit({ type: 'done', stopReason: 'tool-calls', toolProtocol: 'text' });
+  emit({ type: 'done', stopReason: 'tool-calls', toolProtocol: protocol });
   return true;
 };
 
-/** One HTTP attempt: stall timer, text-protocol parsing, and the stop after a text call. */
+/** One HTTP attempt: stall timer, recovery of text calls, and the stop after them. */
 const runAttempt = async (
   request: StreamRequest,
-  protocol: Protocol,
+  { protocol, hint }: Choice,
   signal: AbortSignal,
   emit: Emit,
   log: WorkerLog,
@@ -103,7 +100,9 @@ const runAttempt = async (
     emit(event);
   };
   const isText = protocol === 'text';
-  const parser = isText ? createTextProtocolParser(newId) : undefined;
+  const recovered = new RecoveredStream(
+    recoveryOptions(model, request.tools, protocol, newId, hint),
+  );
   try {
     const provider = await PROVIDERS[model.provider]();
     // After loading the client library: the timer is about the server.
@@ -118,7 +117,7 @@ const runAttempt = async (
     });
     for await (const event of events) {
       timer.refresh();
-      if (relay(event, parser, protocol, emit, forward, controller)) return;
+      if (relay(event, recovered, protocol, emit, forward, controller)) return;
     }
     controller.signal.throwIfAborted();
     throw new LlmFailure(
@@ -128,6 +127,10 @@ const runAttempt = async (
         retryable: true,
       },
     );
+  } catch (error) {
+    // What was shown stands; what was held back with it goes out. Before that, a retry redoes all.
+    if (progress.started) for (const e of recovered.abandon()) forward(e);
+    throw error;
   } finally {
     clearTimeout(timer);
     release();
@@ -136,7 +139,7 @@ const runAttempt = async (
 
 const withRetries = async (
   request: StreamRequest,
-  protocol: Protocol,
+  choice: Choice,
   signal: AbortSignal,
   emit: Emit,
   log: WorkerLog,
@@ -145,7 +148,7 @@ const withRetries = async (
   for (let attempt = 0; ; attempt++) {
     const progress = { started: false };
     try {
-      await runAttempt(request, protocol, signal, emit, log, progress);
+      await runAttempt(request, choice, signal, emit, log, progress);
       return;
     } catch (error) {
       const failure = classify(signal.aborted ? signal.reason : error, model);
@@ -171,6 +174,12 @@ const withRetries = async (
   }
 };
 
+/** How `request` goes: the text protocol when asked for and there are tools, else native. */
+const choose = (request: StreamRequest): Choice =>
+  request.model.toolProtocol === 'text' && request.tools.length > 0
+    ? { protocol: 'text' }
+    : { protocol: 'native' };
+
 /**
  * Runs one stream request: events, then exactly one `done` or `error`. Never throws. Under
  * `auto`, a server that says the model has no tools gets the request again in the text protocol.
@@ -183,17 +192,17 @@ export const runStream = async (
 ): Promise<void> => {
   const { model } = request;
   const hasTools = request.tools.length > 0;
-  const protocol: Protocol = model.toolProtocol === 'text' && hasTools ? 'text' : 'native';
   try {
+    const choice = choose(request);
     try {
-      await withRetries(request, protocol, signal, emit, log);
+      await withRetries(request, choice, signal, emit, log);
     } catch (error) {
       const failure = classify(error, model);
-      if (!(model.toolProtocol === 'auto' && hasTools && failure.options.noToolSupport))
-        throw failure;
+      const fallback = model.toolProtocol === 'auto' && hasTools && choice.protocol === 'native';
+      if (!(fallback && failure.options.noToolSupport)) throw failure;
       log('info', 'no native tools; using the text tool protocol', { model: model.name });
       emit({ type: 'tool-protocol', protocol: 'text', reason: failure.message });
-      await withRetries(request, 'text', signal, emit, log);
+      await withRetries(request, { ...choice, protocol: 'text' }, signal, emit, log);
     }
   } catch (error) {
     emit({

@@ -7,6 +7,35 @@ export type Provider = 'openai' | 'anthropic' | 'ollama';
 /** How tools reach a model: its native tool calling, the `TOOL_CALL:` text protocol, or native first. */
 export type ToolProtocol = 'native' | 'text' | 'auto';
 
+/**
+ * The model families whose call syntax is recovered when it arrives as text (see
+ * `workers/api/recovery/`), in the order `auto` tries them; `niffler` is the `TOOL_CALL:` protocol.
+ */
+export const TOOL_CALL_FAMILIES = [
+  'niffler',
+  'harmony',
+  'hermes',
+  'qwen3-coder',
+  'glm',
+  'granite',
+  'mistral',
+  'deepseek',
+  'kimi',
+  'minimax',
+  'command-r',
+  'functionary',
+  'phi4',
+  'llama3',
+  'pythonic',
+  'gemma',
+  'json',
+] as const;
+export type ToolCallFamily = (typeof TOOL_CALL_FAMILIES)[number];
+
+/** `models.<name>.toolCallFormat`: every family in order (`auto`), one family, or no recovery. */
+export const TOOL_CALL_FORMATS = ['auto', 'none', ...TOOL_CALL_FAMILIES] as const;
+export type ToolCallFormat = (typeof TOOL_CALL_FORMATS)[number];
+
 export interface TextPart {
   type: 'text';
   text: string;
@@ -81,6 +110,8 @@ export interface ModelSpec {
   /** The env var the key came from, to name it in errors. */
   apiKeyEnv?: string;
   toolProtocol: ToolProtocol;
+  /** Which call syntax to recover from text (absent: `auto`). */
+  toolCallFormat?: ToolCallFormat;
   vision: boolean;
   reasoning: boolean;
   maxTokens?: number;

@@ -1,11 +1,34 @@
 import { describe, expect, it } from 'vitest';
+import type { LlmEvent, ToolSpec } from '../../../src/workers/protocol/api.ts';
+import { createRecovery } from '../../../src/workers/api/recovery/index.ts';
 import {
-  createTextProtocolParser,
   formatToolCall,
   formatToolResult,
   textProtocolAppendix,
-  type TextProtocolEvent,
 } from '../../../src/workers/api/text-protocol.ts';
+
+type TextProtocolEvent = LlmEvent;
+
+const TOOLS: ToolSpec[] = ['a', 'b', 'list', 'read_file', 'write_file'].map((name) => ({
+  name,
+  description: '',
+  inputSchema: { type: 'object' },
+}));
+
+/** The recovery as the text protocol runs it: the model was taught `TOOL_CALL:`. */
+const createTextProtocolParser = (newId: () => string) => {
+  const recovery = createRecovery({ tools: TOOLS, protocol: 'text', newId });
+  return {
+    push: (chunk: string) => recovery.feed(chunk),
+    end: () => recovery.finish(),
+    get isStopped() {
+      return recovery.stopped;
+    },
+    get callCount() {
+      return recovery.calls;
+    },
+  };
+};
 
 const counterIds = () => {
   let n = 0;

@@ -1,0 +1,64 @@
+import { controlToken, THINK_BLOCKS } from './controls.ts';
+import type { Family, OpenerMatch, Position } from './types.ts';
+
+// The table the driver looks openers up in: every family's openers, thinking blocks, control
+// tokens and fences, indexed by their first character, in the order they are tried.
+
+export type Handler =
+  | { kind: 'family'; family: Family; match: OpenerMatch; at: Position }
+  | { kind: 'think'; match: OpenerMatch; close: readonly string[] }
+  | { kind: 'control'; match: OpenerMatch }
+  | { kind: 'fence'; match: OpenerMatch };
+
+/** A literal opener: its length when it is there, 0 when the text ends inside it, else -1. */
+export const literal =
+  (opener: string): OpenerMatch =>
+  (text, i) => {
+    const n = Math.min(opener.length, text.length - i);
+    for (let k = 0; k < n; k++) if (text.charCodeAt(i + k) !== opener.charCodeAt(k)) return -1;
+    return n === opener.length ? n : 0;
+  };
+
+/** A fence line at the start of a line, through its newline (a code block, not a call). */
+const fence = literal('```');
+const fenceLine: OpenerMatch = (text, i, context) => {
+  const head = fence(text, i, context);
+  if (head <= 0) return head;
+  const newline = text.indexOf('\n', i + 3);
+  if (newline >= 0) return newline + 1 - i;
+  return text.length - i > 200 ? 3 : 0;
+};
+
+export interface HandlerTable {
+  /** Handlers by the first character of their opener. */
+  byFirst: Map<string, Handler[]>;
+  /** `first[c]` is 1 when some opener starts with character code `c` (< 128). */
+  first: Uint8Array;
+}
+
+/** The table for `families`; `thinking` adds the thinking blocks (not in a reasoning channel). */
+export const handlerTable = (families: readonly Family[], thinking: boolean): HandlerTable => {
+  const handlers: [string, Handler][] = [];
+  for (const family of families)
+    for (const opener of family.openers) {
+      const text = opener.text;
+      const first = typeof text === 'string' ? text[0]! : opener.first!;
+      const match = typeof text === 'string' ? literal(text) : text;
+      handlers.push([first, { kind: 'family', family, match, at: opener.at ?? 'anywhere' }]);
+    }
+  if (thinking)
+    for (const block of THINK_BLOCKS)
+      handlers.push([
+        block.open[0]!,
+        { kind: 'think', match: literal(block.open), close: block.close },
+      ]);
+  handlers.push(['<', { kind: 'control', match: controlToken }]);
+  handlers.push(['`', { kind: 'fence', match: fenceLine }]);
+  const byFirst = new Map<string, Handler[]>();
+  const first = new Uint8Array(128);
+  for (const [c, handler] of handlers) {
+    byFirst.set(c, [...(byFirst.get(c) ?? []), handler]);
+    first[c.charCodeAt(0)] = 1;
+  }
+  return { byFirst, first };
+};
