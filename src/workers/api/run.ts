@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LlmEvent, Provider, StreamRequest, ToolCallFamily } from '../protocol/api.ts';
 import { classify, LlmFailure } from './failure.ts';
 import { applyTextProtocol } from './messages.ts';
+import { ollamaDecision } from './ollama-show.ts';
 import type { ProviderStream, WorkerLog } from './providers/provider.ts';
 import { RecoveredStream, recoveryOptions } from './recovered-stream.ts';
 import { backoffDelay, sleep } from './retry.ts';
@@ -174,11 +175,29 @@ const withRetries = async (
   }
 };
 
-/** How `request` goes: the text protocol when asked for and there are tools, else native. */
-const choose = (request: StreamRequest): Choice =>
-  request.model.toolProtocol === 'text' && request.tools.length > 0
-    ? { protocol: 'text' }
-    : { protocol: 'native' };
+/**
+ * How `request` goes before anything is sent: the text protocol when asked for; under `auto`, for
+ * Ollama, what `/api/show` says the model can do (once per model), said in a `tool-protocol`
+ * event when it is the text protocol.
+ */
+const choose = async (
+  request: StreamRequest,
+  signal: AbortSignal,
+  emit: Emit,
+  log: WorkerLog,
+): Promise<Choice> => {
+  const { model } = request;
+  const hasTools = request.tools.length > 0;
+  if (!hasTools) return { protocol: 'native' };
+  if (model.toolProtocol === 'text') return { protocol: 'text' };
+  if (model.toolProtocol !== 'auto' || model.provider !== 'ollama') return { protocol: 'native' };
+  const decision = await ollamaDecision(model, signal);
+  log('debug', 'tool protocol from /api/show', { model: model.name, ...decision });
+  const hint = decision.family ? { hint: decision.family } : {};
+  if (decision.protocol !== 'text') return { protocol: 'native', ...hint };
+  emit({ type: 'tool-protocol', protocol: 'text', reason: decision.reason });
+  return { protocol: 'text', ...hint };
+};
 
 /**
  * Runs one stream request: events, then exactly one `done` or `error`. Never throws. Under
@@ -193,7 +212,7 @@ export const runStream = async (
   const { model } = request;
   const hasTools = request.tools.length > 0;
   try {
-    const choice = choose(request);
+    const choice = await choose(request, signal, emit, log);
     try {
       await withRetries(request, choice, signal, emit, log);
     } catch (error) {
