@@ -81,7 +81,7 @@ Examples:
   );
 };
 
-/** `config show|path`, `init` and `trust`. */
+/** `config show|path`, `models`, `init` and `trust`. */
 const addConfigCommands = (program: Command): void => {
   const config = program.command('config').description('show and locate the configuration');
   config
@@ -100,6 +100,16 @@ const addConfigCommands = (program: Command): void => {
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) =>
       (await import('./commands/config.ts')).configPath(globals(command)),
+    );
+
+  program
+    .command('models')
+    .description(
+      'the configured models and how each gets its tools (TOOLS: native | text | native-first), with why — for Ollama, what /api/show says — and the call syntax read from text',
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/models.ts')).models(globals(command)),
     );
 
   program

@@ -48,13 +48,28 @@ export const decideFromShow = (model: string, show: unknown): ToolDecision => {
   if (caps) {
     const listed = caps.join(', ') || 'none';
     if (caps.includes('tools'))
-      return { protocol: 'native', ...(family ? { family } : {}), reason: `Ollama lists "tools" among ${model}'s capabilities (${listed})${writes}` };
-    return { protocol: 'text', ...(family ? { family } : {}), reason: `Ollama lists no "tools" among ${model}'s capabilities (${listed})` };
+      return {
+        protocol: 'native',
+        ...(family ? { family } : {}),
+        reason: `Ollama lists "tools" among ${model}'s capabilities (${listed})${writes}`,
+      };
+    return {
+      protocol: 'text',
+      ...(family ? { family } : {}),
+      reason: `Ollama lists no "tools" among ${model}'s capabilities (${listed})`,
+    };
   }
   // Ollama before 0.6.4 has no capabilities: a template that renders tools takes them.
   if (/\.Tools\b/.test(template))
-    return { protocol: 'native', ...(family ? { family } : {}), reason: `${model}'s template renders .Tools${writes}` };
-  return { protocol: 'text', reason: `${model}'s template has no tools (Ollama reports no capabilities)` };
+    return {
+      protocol: 'native',
+      ...(family ? { family } : {}),
+      reason: `${model}'s template renders .Tools${writes}`,
+    };
+  return {
+    protocol: 'text',
+    reason: `${model}'s template has no tools (Ollama reports no capabilities)`,
+  };
 };
 
 /** Asks `/api/show` about `spec`'s model; the decision, or why Ollama could not say. */
@@ -73,12 +88,20 @@ export const probeOllama = async (spec: ModelSpec, signal?: AbortSignal): Promis
     });
     if (!response.ok) {
       const why = await errorMessage(response);
-      return { reason: `Ollama at ${spec.baseUrl} could not show ${spec.model} (HTTP ${response.status}: ${why}): native tools first` };
+      const next = response.status === 404 ? ` (pull it: ollama pull ${spec.model})` : '';
+      return {
+        reason: `Ollama at ${spec.baseUrl} could not show ${spec.model}: HTTP ${response.status} ${why}${next}; native tools first`,
+      };
     }
     return decideFromShow(spec.model, await response.json());
   } catch (error) {
     signal?.throwIfAborted();
-    return { reason: `could not ask ${url} (${(error as Error).message}): native tools first` };
+    const cause = (error as { cause?: { code?: unknown } }).cause?.code;
+    const why =
+      cause === 'ECONNREFUSED'
+        ? 'nothing answers there: is Ollama running? (ollama serve)'
+        : (error as Error).message;
+    return { reason: `could not ask ${url}: ${why}; native tools first` };
   }
 };
 
