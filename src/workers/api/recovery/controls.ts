@@ -55,6 +55,9 @@ const BARRED = /^<([|｜])[^\s<>|｜]{1,48}\1>/;
  */
 export const controlToken: OpenerMatch = (text, i) => {
   if (text[i] !== '<') return -1;
+  if (i + 1 === text.length) return 0;
+  // What follows `<` in every token: a bar, `/think>`, `end_of_turn>` or `start_of_turn>`.
+  if (!'|｜/es'.includes(text[i + 1]!)) return -1;
   const rest = text.slice(i, i + 80);
   const header = ROLE_HEADERS.exec(rest);
   if (header) {
@@ -71,7 +74,7 @@ export const controlToken: OpenerMatch = (text, i) => {
   // The text ends inside what may still be a barred token.
   if (/^<([|｜])[^\s<>|｜]{0,48}$/.test(rest) || /^<([|｜])[^\s<>|｜]{1,48}[|｜]$/.test(rest))
     return 0;
-  return rest === '<' ? 0 : -1;
+  return -1;
 };
 
 /** Whether a control token ends the turn (`<|im_end|>`, `<|eot_id|>`, `<｜end▁of▁sentence｜>`…). */

@@ -294,7 +294,7 @@ export class Driver {
     let other: { handler: Handler; length: number } | undefined;
     for (const handler of this.#table.byFirst.get(buf[i]!) ?? []) {
       if (handler.kind === 'family') {
-        if (noFamilies || (this.#lock && handler.family !== this.#lock)) continue;
+        if (noFamilies || (this.#lock && !handler.families.includes(this.#lock))) continue;
         if (handler.at === 'line' && !position.lineStart) continue;
       }
       if (handler.kind === 'think' && !position.messageStart) continue;
@@ -302,8 +302,10 @@ export class Driver {
       const length = handler.match(buf, i, this.#context);
       if (length === 0 && !final) partial = true;
       if (length <= 0) continue;
-      if (handler.kind === 'family') families.push({ family: handler.family, length });
-      else other ??= { handler, length };
+      if (handler.kind !== 'family') other ??= { handler, length };
+      else
+        for (const family of handler.families)
+          if (!this.#lock || family === this.#lock) families.push({ family, length });
     }
     if (partial) return 'partial';
     if (families.length > 0) return { families };

@@ -5,7 +5,8 @@ import type { Family, OpenerMatch, Position } from './types.ts';
 // tokens and fences, indexed by their first character, in the order they are tried.
 
 export type Handler =
-  | { kind: 'family'; family: Family; match: OpenerMatch; at: Position }
+  /** One opener and the families that share it, in their order (`<tool_call>` has four). */
+  | { kind: 'family'; families: Family[]; match: OpenerMatch; at: Position }
   | { kind: 'think'; match: OpenerMatch; close: readonly string[] }
   | { kind: 'control'; match: OpenerMatch }
   | { kind: 'fence'; match: OpenerMatch };
@@ -36,15 +37,39 @@ export interface HandlerTable {
   first: Uint8Array;
 }
 
-/** The table for `families`; `thinking` adds the thinking blocks (not in a reasoning channel). */
+const tables = new Map<string, HandlerTable>();
+
+/**
+ * The table for `families`; `thinking` adds the thinking blocks (not in a reasoning channel).
+ * Made once per list of families: every stream of a model reads with the same one.
+ */
 export const handlerTable = (families: readonly Family[], thinking: boolean): HandlerTable => {
+  const key = `${thinking ? 't' : ''}${families.map((f) => f.id).join(',')}`;
+  let table = tables.get(key);
+  if (!table) {
+    table = buildTable(families, thinking);
+    tables.set(key, table);
+  }
+  return table;
+};
+
+const buildTable = (families: readonly Family[], thinking: boolean): HandlerTable => {
   const handlers: [string, Handler][] = [];
+  const shared = new Map<string, Extract<Handler, { kind: 'family' }>>();
   for (const family of families)
     for (const opener of family.openers) {
       const text = opener.text;
+      const at = opener.at ?? 'anywhere';
+      const same = typeof text === 'string' ? shared.get(`${at} ${text}`) : undefined;
+      if (same) {
+        same.families.push(family);
+        continue;
+      }
       const first = typeof text === 'string' ? text[0]! : opener.first!;
       const match = typeof text === 'string' ? literal(text) : text;
-      handlers.push([first, { kind: 'family', family, match, at: opener.at ?? 'anywhere' }]);
+      const handler: Handler = { kind: 'family', families: [family], match, at };
+      if (typeof text === 'string') shared.set(`${at} ${text}`, handler);
+      handlers.push([first, handler]);
     }
   if (thinking)
     for (const block of THINK_BLOCKS)
@@ -57,7 +82,9 @@ export const handlerTable = (families: readonly Family[], thinking: boolean): Ha
   const byFirst = new Map<string, Handler[]>();
   const first = new Uint8Array(128);
   for (const [c, handler] of handlers) {
-    byFirst.set(c, [...(byFirst.get(c) ?? []), handler]);
+    const list = byFirst.get(c);
+    if (list) list.push(handler);
+    else byFirst.set(c, [handler]);
     first[c.charCodeAt(0)] = 1;
   }
   return { byFirst, first };

@@ -104,6 +104,30 @@ export const headed = (end: string, next: (header: string) => Reader | Step, max
 const withRest = (step: Step, rest: string): Step =>
   step.kind === 'none' || step.kind === 'more' ? step : { ...step, rest: step.rest + rest };
 
+/**
+ * `reader`, once the region's start (after white space) fits `fits`: true, false (no call: the
+ * region goes back at once instead of when it closes), or undefined while it cannot tell yet.
+ */
+export const startingWith = (
+  fits: (start: string) => boolean | undefined,
+  reader: Reader,
+): Reader => {
+  let held = '';
+  let passing = false;
+  return {
+    feed(chunk) {
+      if (passing) return reader.feed(chunk);
+      held += chunk;
+      const verdict = fits(held.trimStart());
+      if (verdict === undefined) return held.length > 256 ? NONE : MORE;
+      if (!verdict) return NONE;
+      passing = true;
+      return reader.feed(held);
+    },
+    finish: () => (passing ? reader.finish() : NONE),
+  };
+};
+
 /** A reader whose calls need the message to end after them (`ambiguous`), or not. */
 export const marked = (reader: Reader, ambiguous: boolean): Reader => {
   const mark = (step: Step): Step => (step.kind === 'calls' ? { ...step, ambiguous } : step);

@@ -67,8 +67,11 @@ export class UntilScan {
   }
 }
 
-const OPEN = new Set(['{', '[', '(']);
-const CLOSE: Record<string, string> = { '}': '{', ']': '[', ')': '(' };
+/** The opening bracket a closing one closes (`}` `]` `)`), or 0. */
+const opening = (code: number): number =>
+  code === 0x7d ? 0x7b : code === 0x5d ? 0x5b : code === 0x29 ? 0x28 : 0;
+const isOpen = (code: number): boolean => code === 0x7b || code === 0x5b || code === 0x28;
+const BACKSLASH = 0x5c;
 
 /**
  * Reads one balanced value — a JSON object or array, a Python call or list — from its first
@@ -78,16 +81,17 @@ const CLOSE: Record<string, string> = { '}': '{', ']': '[', ')': '(' };
  */
 export class BalancedScan {
   readonly #starts: string;
-  readonly #quotes: string;
+  readonly #quotes: number[];
   readonly #value = new Pieces();
-  readonly #stack: string[] = [];
+  readonly #stack: number[] = [];
   #started = false;
-  #quote = '';
+  /** The quote of the string the scan is in, or 0. */
+  #quote = 0;
   #escaped = false;
 
   constructor(starts = '{', quotes = '"') {
     this.#starts = starts;
-    this.#quotes = quotes;
+    this.#quotes = [...quotes].map((q) => q.charCodeAt(0));
   }
 
   get length(): number {
@@ -102,22 +106,22 @@ export class BalancedScan {
   push(chunk: string): { value: string; rest: string } | 'bad' | undefined {
     let i = 0;
     if (!this.#started) {
-      while (i < chunk.length && /\s/.test(chunk[i]!)) i++;
+      i = leadingSpace(chunk);
       if (i === chunk.length) return undefined;
       if (!this.#starts.includes(chunk[i]!)) return 'bad';
       this.#started = true;
     }
     const from = i;
     for (; i < chunk.length; i++) {
-      const c = chunk[i]!;
+      const c = chunk.charCodeAt(i);
       if (this.#quote) {
         if (this.#escaped) this.#escaped = false;
-        else if (c === '\\') this.#escaped = true;
-        else if (c === this.#quote) this.#quote = '';
+        else if (c === BACKSLASH) this.#escaped = true;
+        else if (c === this.#quote) this.#quote = 0;
       } else if (this.#quotes.includes(c)) this.#quote = c;
-      else if (OPEN.has(c)) this.#stack.push(c);
-      else if (c in CLOSE) {
-        if (this.#stack.pop() !== CLOSE[c]) return 'bad';
+      else if (isOpen(c)) this.#stack.push(c);
+      else if (opening(c)) {
+        if (this.#stack.pop() !== opening(c)) return 'bad';
         if (this.#stack.length === 0) {
           this.#value.push(chunk.slice(from, i + 1));
           return { value: this.#value.text(), rest: chunk.slice(i + 1) };

@@ -1,4 +1,4 @@
-import { closedBy } from '../readers.ts';
+import { closedBy, startingWith } from '../readers.ts';
 import { parseJson, typedValue } from '../values.ts';
 import type { Family, RawCall, ReadContext } from '../types.ts';
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from './hermes.ts';
@@ -31,5 +31,10 @@ export const glm: Family = {
   id: 'glm',
   models: 'GLM-4.5, GLM-4.6, GLM-4.7',
   openers: [{ text: TOOL_CALL_OPEN }],
-  start: (_opener, context) => closedBy([TOOL_CALL_CLOSE], (body) => glmCall(body, context)),
+  start: (_opener, context) =>
+    startingWith(
+      // A name first: not JSON, nor a tag.
+      (start) => (start ? !/^[<{["]/.test(start) : undefined),
+      closedBy([TOOL_CALL_CLOSE], (body) => glmCall(body, context)),
+    ),
 };

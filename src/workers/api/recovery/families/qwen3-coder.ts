@@ -1,4 +1,4 @@
-import { closedBy } from '../readers.ts';
+import { closedBy, startingWith } from '../readers.ts';
 import { typedValue } from '../values.ts';
 import type { Family, RawCall, ReadContext } from '../types.ts';
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from './hermes.ts';
@@ -50,14 +50,21 @@ export const xmlFunctions = (body: string, context: ReadContext): RawCall[] | un
   }
 };
 
+/** Whether a region starts as a `<function=` block: undefined while too short to tell. */
+const startsWithFunction = (start: string): boolean | undefined =>
+  start.length < '<function='.length
+    ? '<function='.startsWith(start) || undefined
+    : start.startsWith('<function=');
+
 export const qwen3Coder: Family = {
   id: 'qwen3-coder',
   models: 'Qwen3-Coder, Qwen3.5, Seed-OSS',
   openers: [{ text: TOOL_CALL_OPEN }, { text: SEED_OPEN }],
   start: (opener, context) =>
-    opener === SEED_OPEN
-      ? closedBy([SEED_CLOSE], (body) => xmlFunctions(body, context))
-      : closedBy([TOOL_CALL_CLOSE], (body) => xmlFunctions(body, context), {
-          unclosed: true,
-        }),
+    startingWith(
+      startsWithFunction,
+      opener === SEED_OPEN
+        ? closedBy([SEED_CLOSE], (body) => xmlFunctions(body, context))
+        : closedBy([TOOL_CALL_CLOSE], (body) => xmlFunctions(body, context), { unclosed: true }),
+    ),
 };
