@@ -11,6 +11,14 @@ import type { CompactionMarker } from './context/compaction.ts';
 import { ContextKeeper, type Fitted } from './context/keeper.ts';
 import { buildSystemPrompt } from './context/prompt.ts';
 import { withToolSearch } from './context/request.ts';
+import type { SummaryModel } from './context/summary.ts';
+import {
+  answerReserve,
+  learnFromOverflow,
+  summaryModel,
+  withAnswerRoom,
+  type TurnModel,
+} from './context/turn-fit.ts';
 import type { ContextWindows } from './context/window.ts';
 import type { SnapshotStore } from './snapshots.ts';
 import {
@@ -78,9 +86,6 @@ export interface SessionDeps {
 }
 
 const noCommands: CommandRunner = async () => fail('exec-failed', 'no command runner here');
-
-/** A model resolved for a turn, with the context window it has. */
-type TurnModel = ModelSpec & { contextWindow: number };
 
 /** What a turn keeps as it goes. */
 interface TurnState {
@@ -193,10 +198,7 @@ export class Session {
       run: deps.runCommand ?? noCommands,
     });
     this.#context = new ContextKeeper(
-      {
-        saveOutput: (callId, text) => this.#saveOutput(callId, text),
-        summarize: (request, signal) => this.#summarize(request, signal),
-      },
+      { saveOutput: (callId, text) => this.#saveOutput(callId, text) },
       markers,
     );
   }
@@ -215,22 +217,11 @@ export class Session {
     }
   }
 
-  /** Asks the compaction model (`agent.compaction.model`, else the session's) for a summary. */
-  async #summarize(request: ChatMessage[], signal: AbortSignal): Promise<string> {
-    const config = this.deps.config().config;
-    const name = config.agent.compaction.model ?? config.model;
-    const model = this.deps.resolveModel(name);
-    let text = '';
-    for await (const event of this.deps.api.stream(
-      {
-        model: { ...model, maxTokens: 4096, toolProtocol: 'native' },
-        messages: request,
-        tools: [],
-      },
-      signal,
-    ))
-      if (event.type === 'text') text += event.text;
-    return text;
+  /** The model that writes summaries: `agent.compaction.model`, else the turn's own. */
+  async #summarizer(model: TurnModel): Promise<SummaryModel> {
+    const name = this.deps.config().config.agent.compaction.model;
+    const chosen = name && name !== model.name ? await this.#turnModel(name) : model;
+    return summaryModel(chosen, this.deps.windows.calibrations.of(chosen), this.deps.api);
   }
 
   static create(deps: SessionDeps, options: SessionOptions = {}): Session {
@@ -627,13 +618,14 @@ export class Session {
   ): Promise<{ step: StepResult; tools: ToolTable }> {
     const loaded = this.deps.config();
     const tools = withToolSearch(table, loaded, model.contextWindow, turn.loadedTools);
+    const calibration = this.deps.windows.calibrations.of(model);
     for (let attempt = 0; ; attempt++) {
-      const fitted = await this.#fit(model, system, tools.plan.offered, io, signal, attempt > 0);
+      const fitted = await this.#fit(model, system, tools.plan.offered, io, signal, false);
       try {
         const step = await streamStep(
           this.deps.api,
           {
-            model,
+            model: withAnswerRoom(model, fitted),
             messages: [{ role: 'system', content: fitted.system }, ...fitted.messages],
             tools: tools.plan.offered,
           },
@@ -641,18 +633,17 @@ export class Session {
           io,
           signal,
         );
-        this.#context.calibration.learn(
-          fitted.use.total / this.#context.calibration.scale,
-          step.usage,
-        );
+        calibration.learn(fitted.estimated, step.usage);
         return { step, tools: tools.table };
       } catch (error) {
         if (attempt >= 2 || signal.aborted || !isContextOverflow(error)) throw error;
+        // Its count, from the refusal, is what the next fitting holds to.
+        learnFromOverflow(calibration, error, fitted, model.contextWindow);
         await this.hooks.preCompact('auto', io, signal);
         io.emit({
           type: 'notice',
           level: 'warn',
-          text: `the model found the request too long; compacting and trying again`,
+          text: `the model counted the request over its window; fitting it again by the model's count`,
         });
       }
     }
@@ -678,8 +669,11 @@ export class Session {
       },
       {
         window: model.contextWindow,
-        reserve: Math.min(model.maxTokens ?? 8192, Math.floor(model.contextWindow * 0.25)),
+        reserve: answerReserve(model),
         threshold,
+        calibration: this.deps.windows.calibrations.of(model),
+        model: model.name,
+        summarizer: await this.#summarizer(model),
         signal,
         ...(force ? { force: focus ? { focus } : {} } : {}),
       },

@@ -4,9 +4,9 @@ import {
   applyCompaction,
   clearedStub,
   outputsToClear,
-  summaryRequest,
   summarySplit,
 } from '../../../src/main/engine/context/compaction.ts';
+import { summaryRequest } from '../../../src/main/engine/context/summary.ts';
 
 /** A session of `turns` turns, each: user, assistant tool call, tool result (`size` chars), answer. */
 const session = (turns: number, size = 2000): ChatMessage[] =>
@@ -65,6 +65,35 @@ describe('compaction', () => {
     );
     const results = view.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : []));
     expect(results).toEqual(calls);
+  });
+
+  it("replays a summary of a turn's earlier steps: the user message, then its later steps whole", () => {
+    // One turn of three steps: user, [assistant call c0, result], [call c1, result], [call c2, result], answer.
+    const turn: ChatMessage[] = [
+      { role: 'user', content: 'do it' },
+      ...[0, 1, 2].flatMap((n): ChatMessage[] => [
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: `c${n}`, name: 'read_file', args: { path: `f${n}` } }],
+        },
+        {
+          role: 'tool',
+          toolCallId: `c${n}`,
+          name: 'read_file',
+          result: { ok: true, output: `out ${n}` },
+        },
+      ]),
+      { role: 'assistant', content: 'done' },
+    ];
+    const messages = [...session(2), ...turn];
+    const { messages: view, summary } = applyCompaction(messages, [
+      { cleared: [], summarizedTurns: 2, summarizedSteps: 4, summary: 'read f0 and f1' },
+    ]);
+    expect(summary).toBe('read f0 and f1');
+    expect(view.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(view[1]).toMatchObject({ toolCalls: [{ id: 'c2' }] });
+    expect(view[2]).toMatchObject({ toolCallId: 'c2' });
   });
 
   it('asks for goals, decisions, files, open tasks, with the focus and the previous summary', () => {

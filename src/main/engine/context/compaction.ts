@@ -1,11 +1,12 @@
 import type { ChatMessage } from '../../../workers/protocol/api.ts';
 import { messageTokens } from './tokens.ts';
 
-// Compaction: when a session outgrows its model's window, first the outputs of old tool calls
-// are cleared (each replaced by a stub naming the file that holds it), then — if that is not
-// enough — the older part of the conversation is summarized by a model, the newest turns kept
-// verbatim. Nothing is deleted: the transcript keeps every message, and a compaction is a marker
-// (what was cleared, where the kept part starts, the summary) that `applyCompaction` replays.
+// Compaction: when a session outgrows its model's window, the outputs of tool calls are cleared
+// (each replaced by a stub naming the file that holds it) and older parts of the conversation are
+// summarized, the newest kept verbatim. Nothing is deleted: the transcript keeps every message,
+// and a compaction is a marker (what was cleared, where the kept part starts, the summary) that
+// `applyCompaction` replays. What is kept always begins at a user message and never parts a tool
+// call from its result.
 
 /** A compaction as the transcript records it. */
 export interface CompactionMarker {
@@ -16,7 +17,14 @@ export interface CompactionMarker {
    * at the next one. Counted in user messages, which nothing inserts later, not by index.
    */
   summarizedTurns?: number;
+  /**
+   * Messages after the kept part's first user message that `summary` replaces too: the earlier
+   * steps (an assistant message and its tool results, whole) of a turn too large to keep whole.
+   */
+  summarizedSteps?: number;
   summary?: string;
+  /** Why `summary` is niffler's outline of the turns rather than a model's summary. */
+  outline?: string;
 }
 
 /** The stub a cleared output leaves in the conversation. */
@@ -27,25 +35,9 @@ export const clearedStub = (file: string): string =>
 export const summarySection = (summary: string): string =>
   `## Summary of the conversation so far\n\nThe earlier part of this session was summarized to save context:\n\n${summary}`;
 
-/**
- * The messages a request carries after the markers, in order: cleared outputs as stubs, and what
- * a summary replaced left out. Returns the summary in effect (the last), for the system prompt.
- */
-export const applyCompaction = (
-  messages: readonly ChatMessage[],
-  markers: readonly CompactionMarker[],
-): { messages: ChatMessage[]; summary?: string } => {
-  const cleared = new Map(markers.flatMap((m) => m.cleared.map((c) => [c.id, c.file] as const)));
-  const last = [...markers].reverse().find((m) => m.summary !== undefined);
-  const from = indexOfUser(messages, last?.summarizedTurns ?? 0);
-  const kept = messages.slice(from).map((m): ChatMessage => {
-    const file = m.role === 'tool' ? cleared.get(m.toolCallId) : undefined;
-    return file && m.role === 'tool'
-      ? { ...m, result: { ok: true, output: clearedStub(file) } }
-      : m;
-  });
-  return { messages: kept, ...(last?.summary !== undefined ? { summary: last.summary } : {}) };
-};
+/** The summary marker in effect: the last one that has a summary. */
+export const lastSummary = (markers: readonly CompactionMarker[]): CompactionMarker | undefined =>
+  [...markers].reverse().find((m) => m.summary !== undefined);
 
 /** The index of the `n`th user message (0-based; the length when there are fewer). */
 export const indexOfUser = (messages: readonly ChatMessage[], n: number): number => {
@@ -57,12 +49,104 @@ export const indexOfUser = (messages: readonly ChatMessage[], n: number): number
 };
 
 /** How many user messages come before `index`. */
-export const usersBefore = (messages: readonly ChatMessage[], index: number): number =>
-  messages.slice(0, index).filter((m) => m.role === 'user').length;
+export const usersBefore = (messages: readonly ChatMessage[], index: number): number => {
+  let n = 0;
+  for (let i = 0; i < index && i < messages.length; i++) if (messages[i]!.role === 'user') n++;
+  return n;
+};
+
+/**
+ * The indices of `messages` a summary marker leaves in the request, in order: from its
+ * `summarizedTurns`th user message on, less the `summarizedSteps` messages that follow it.
+ */
+export const keptIndices = (
+  messages: readonly ChatMessage[],
+  marker: CompactionMarker | undefined,
+): number[] => {
+  const from = indexOfUser(messages, marker?.summarizedTurns ?? 0);
+  const skip = from < messages.length ? (marker?.summarizedSteps ?? 0) : 0;
+  const kept: number[] = [];
+  for (let i = from; i < messages.length; i++) if (i === from || i > from + skip) kept.push(i);
+  return kept;
+};
+
+/** The ids of cleared outputs and their files, over all markers. */
+export const clearedFiles = (markers: readonly CompactionMarker[]): Map<string, string> =>
+  new Map(markers.flatMap((m) => m.cleared.map((c) => [c.id, c.file] as const)));
+
+/** `message`, its output replaced by the stub when it was cleared. */
+export const stubbed = (
+  message: ChatMessage,
+  cleared: ReadonlyMap<string, string>,
+): ChatMessage => {
+  const file = message.role === 'tool' ? cleared.get(message.toolCallId) : undefined;
+  return file && message.role === 'tool'
+    ? { ...message, result: { ok: true, output: clearedStub(file) } }
+    : message;
+};
+
+/**
+ * The messages a request carries after the markers, in order: cleared outputs as stubs, and what
+ * a summary replaced left out. Returns the summary in effect (the last), for the system prompt.
+ */
+export const applyCompaction = (
+  messages: readonly ChatMessage[],
+  markers: readonly CompactionMarker[],
+): { messages: ChatMessage[]; summary?: string } => {
+  const cleared = clearedFiles(markers);
+  const last = lastSummary(markers);
+  const kept = keptIndices(messages, last).map((i) => stubbed(messages[i]!, cleared));
+  return { messages: kept, ...(last?.summary !== undefined ? { summary: last.summary } : {}) };
+};
 
 /** Tokens of `messages` (unscaled estimate). */
 export const tokensOf = (messages: readonly ChatMessage[]): number =>
   messages.reduce((sum, m) => sum + messageTokens(m), 0);
+
+/** The tool messages among `indices` not cleared yet and worth clearing (over 64 tokens). */
+export const clearable = (
+  messages: readonly ChatMessage[],
+  indices: readonly number[],
+  alreadyCleared: ReadonlyMap<string, string> | ReadonlySet<string>,
+): Extract<ChatMessage, { role: 'tool' }>[] =>
+  indices
+    .map((i) => messages[i]!)
+    .filter(
+      (m): m is Extract<ChatMessage, { role: 'tool' }> =>
+        m.role === 'tool' && !alreadyCleared.has(m.toolCallId) && messageTokens(m) > 64,
+    );
+
+/** `outputs` largest first, as many as it takes to save `need` tokens (all when `need` ≤ 0). */
+export const largestUntil = <M extends ChatMessage>(outputs: readonly M[], need: number): M[] => {
+  const sorted = [...outputs].sort((a, b) => messageTokens(b) - messageTokens(a));
+  if (need <= 0) return sorted;
+  const chosen: M[] = [];
+  let saved = 0;
+  for (const m of sorted) {
+    if (saved >= need) break;
+    chosen.push(m);
+    saved += messageTokens(m) - 40;
+  }
+  return chosen;
+};
+
+/**
+ * The position in `indices` (kept messages, in order) where the newest `protect` tokens begin:
+ * what comes before it is old. `indices.length` when even the newest message is over `protect`.
+ */
+export const tailStart = (
+  indices: readonly number[],
+  protect: number,
+  weight: (i: number) => number,
+): number => {
+  let tail = 0;
+  let start = indices.length;
+  while (start > 0 && tail + weight(indices[start - 1]!) <= protect) {
+    start--;
+    tail += weight(indices[start]!);
+  }
+  return start;
+};
 
 /**
  * The tool outputs to clear: every one older than the newest `protect` tokens of the
@@ -74,29 +158,12 @@ export const outputsToClear = (
   protect: number,
   need: number,
 ): Extract<ChatMessage, { role: 'tool' }>[] => {
-  let tail = 0;
-  let boundary = messages.length;
-  while (boundary > 0 && tail + messageTokens(messages[boundary - 1]!) <= protect) {
-    boundary--;
-    tail += messageTokens(messages[boundary]!);
-  }
-  const old = messages
-    .slice(0, boundary)
-    .filter(
-      (m): m is Extract<ChatMessage, { role: 'tool' }> =>
-        m.role === 'tool' && !alreadyCleared.has(m.toolCallId),
-    )
-    .filter((m) => messageTokens(m) > 64)
-    .sort((a, b) => messageTokens(b) - messageTokens(a));
-  if (need <= 0) return old;
-  const chosen: typeof old = [];
-  let saved = 0;
-  for (const m of old) {
-    if (saved >= need) break;
-    chosen.push(m);
-    saved += messageTokens(m) - 40;
-  }
-  return chosen;
+  const all = messages.map((_, i) => i);
+  const old = all.slice(
+    0,
+    tailStart(all, protect, (i) => messageTokens(messages[i]!)),
+  );
+  return largestUntil(clearable(messages, old, alreadyCleared), need);
 };
 
 /**
@@ -108,57 +175,32 @@ export const summarySplit = (
   messages: readonly ChatMessage[],
   keep: number,
   from = 0,
+  weight: (i: number) => number = (i) => messageTokens(messages[i]!),
 ): number | undefined => {
   let tail = 0;
   let split: number | undefined;
   for (let i = messages.length - 1; i > from; i--) {
-    tail += messageTokens(messages[i]!);
+    tail += weight(i);
     if (tail > keep && split !== undefined) break;
     if (messages[i]!.role === 'user') split = i;
   }
   return split;
 };
 
-/** Characters of conversation given to the summarizing model per message, at most. */
-const MAX_MESSAGE_CHARS = 4000;
-
-const render = (message: ChatMessage): string => {
-  const cut = (text: string) =>
-    text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)} […]` : text;
-  switch (message.role) {
-    case 'system':
-      return '';
-    case 'user':
-      return `USER: ${cut(typeof message.content === 'string' ? message.content : message.content.map((p) => (p.type === 'text' ? p.text : '[image]')).join(' '))}`;
-    case 'assistant':
-      return `ASSISTANT: ${cut(message.content)}${message.toolCalls?.length ? `\n  (called ${message.toolCalls.map((c) => `${c.name} ${cut(JSON.stringify(c.args))}`).join('; ')})` : ''}`;
-    case 'tool':
-      return `TOOL ${message.name}: ${cut(message.result.ok ? message.result.output : `error: ${message.result.error.message}`)}`;
-  }
+/** The indices of the user messages after `from`: where a kept part may begin. */
+export const userStarts = (messages: readonly ChatMessage[], from: number): number[] => {
+  const starts: number[] = [];
+  for (let i = from + 1; i < messages.length; i++) if (messages[i]!.role === 'user') starts.push(i);
+  return starts;
 };
 
-/** Tokens a summary may use. */
-export const SUMMARY_TOKENS = 4000;
-
-/** The request that asks a model to summarize `older` (with the previous summary, if any). */
-export const summaryRequest = (
-  older: readonly ChatMessage[],
-  previous: string | undefined,
-  focus: string | undefined,
-): ChatMessage[] => [
-  {
-    role: 'system',
-    content:
-      'You summarize a working session between a user and a coding assistant so that the assistant can continue it without the full history. ' +
-      `Write at most ${SUMMARY_TOKENS * 3} characters of plain text with these sections: Goals (what the user wants), Decisions (what was decided and why), ` +
-      'Files touched (paths, and what changed in each), State (what is done, what was found), Open tasks (what remains, in order). ' +
-      'Keep exact names, paths, commands, error messages and numbers; leave out chit-chat and anything superseded.' +
-      (focus ? ` Focus on: ${focus}.` : ''),
-  },
-  {
-    role: 'user',
-    content:
-      (previous ? `Summary of what came before:\n${previous}\n\n` : '') +
-      `The conversation to summarize:\n\n${older.map(render).filter(Boolean).join('\n')}`,
-  },
-];
+/**
+ * The steps of the turn that begins at `user` (a user message): the index of each assistant
+ * message after it. A step is that message and the tool results after it.
+ */
+export const stepStarts = (messages: readonly ChatMessage[], user: number): number[] => {
+  const starts: number[] = [];
+  for (let i = user + 1; i < messages.length && messages[i]!.role !== 'user'; i++)
+    if (messages[i]!.role === 'assistant') starts.push(i);
+  return starts;
+};

@@ -1,4 +1,5 @@
 import type { ModelSpec } from '../../../workers/protocol/api.ts';
+import { Calibrations } from './tokens.ts';
 
 // A model's context window: from the config (`models.x.contextWindow`), else from the provider
 // (Ollama's /api/show, a vLLM-style /v1/models entry), else by the hosted family it belongs to,
@@ -72,8 +73,10 @@ const OFFICIAL = /(^|\.)(openai\.com|anthropic\.com)$/;
 /** Where a window came from, for `/context`. */
 export type WindowSource = 'config' | 'provider' | 'family' | 'default';
 
-/** Resolves and caches context windows for one daemon. */
+/** Resolves and caches context windows for one daemon, and how each model counts tokens. */
 export class ContextWindows {
+  /** Each model's calibration, learnt from its reports: shared by the daemon's sessions. */
+  readonly calibrations = new Calibrations();
   readonly #cache = new Map<string, Promise<{ tokens: number; source: WindowSource }>>();
 
   /** The window of `spec`, and where it came from; `configured` is `models.x.contextWindow`. */
