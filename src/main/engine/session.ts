@@ -8,6 +8,7 @@ import type { PromptParams, TurnOutcome, TurnSummary } from '../protocol.ts';
 import { VERSION } from '../version.ts';
 import type { ApprovalStore } from './approvals.ts';
 import type { CompactionMarker } from './context/compaction.ts';
+import { compactionMarkers } from './context/markers.ts';
 import { ContextKeeper, type Fitted } from './context/keeper.ts';
 import { buildSystemPrompt } from './context/prompt.ts';
 import { withToolSearch } from './context/request.ts';
@@ -117,27 +118,6 @@ interface TurnPrompt {
   text: string;
   instructionChars: number;
 }
-
-/** The compactions a transcript records, in order; ones that cannot be read are counted, not used. */
-const compactionMarkers = (
-  entries: TranscriptEntry[],
-): { markers: CompactionMarker[]; broken: number } => {
-  const markers: CompactionMarker[] = [];
-  let broken = 0;
-  for (const entry of entries) {
-    if (entry.type !== 'compaction') continue;
-    const marker = entry.marker as Partial<CompactionMarker> | undefined;
-    const valid =
-      marker &&
-      Array.isArray(marker.cleared) &&
-      marker.cleared.every((c) => typeof c?.id === 'string' && typeof c.file === 'string') &&
-      (marker.summary === undefined ||
-        (typeof marker.summary === 'string' && Number.isInteger(marker.summarizedTurns)));
-    if (valid) markers.push(marker as CompactionMarker);
-    else broken++;
-  }
-  return { markers, broken };
-};
 
 /** `agent.default`, or `build` while the config does not load. */
 const defaultAgent = (deps: SessionDeps): string => {
