@@ -1,5 +1,3 @@
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { ChatMessage, ModelSpec, ToolCall, Usage } from '../../workers/protocol/api.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { NifflerError, toWire } from '../errors.ts';
@@ -8,7 +6,7 @@ import type { PromptParams, TurnOutcome, TurnSummary } from '../protocol.ts';
 import { VERSION } from '../version.ts';
 import type { ApprovalStore } from './approvals.ts';
 import type { CompactionMarker } from './context/compaction.ts';
-import { compactionMarkers } from './context/markers.ts';
+import { compactionMarkers, restoreClearedOutputs, saveClearedOutput } from './context/markers.ts';
 import { ContextKeeper, type Fitted } from './context/keeper.ts';
 import { buildSystemPrompt } from './context/prompt.ts';
 import { withToolSearch } from './context/request.ts';
@@ -185,16 +183,7 @@ export class Session {
 
   /** Saves a cleared tool output where the model can read it again. */
   #saveOutput(callId: string, text: string): string {
-    const file = path.join(
-      this.deps.outputsDir,
-      `${this.id}-${callId.replace(/[^\w.-]/g, '_')}.txt`,
-    );
-    try {
-      writeFileSync(file, text, { mode: 0o600 });
-      return file;
-    } catch (error) {
-      return `(not saved: ${(error as Error).message}; it is still in the session's transcript)`;
-    }
+    return saveClearedOutput(this.deps.outputsDir, this.id, callId, text);
   }
 
   /** The model that writes summaries: `agent.compaction.model`, else the turn's own. */
@@ -266,6 +255,13 @@ export class Session {
     const transcript = Transcript.open(deps.sessionsDir, id);
     const { markers, broken } = compactionMarkers(loaded.entries);
     const session = new Session(id, deps, transcript, paired.messages, lastTurn, markers);
+    const restored = restoreClearedOutputs(markers, paired.messages, (callId, text) =>
+      session.#saveOutput(callId, text),
+    );
+    if (restored.marker) {
+      markers.push(restored.marker);
+      session.#recordCompaction(restored.marker);
+    }
     const saved = savedChoices(loaded.entries);
     if (saved.agent) session.agent = saved.agent;
     for (const name of saved.disabled) session.disabled.add(name);
@@ -281,6 +277,7 @@ export class Session {
       );
     if (paired.dropped)
       warnings.push(`${paired.dropped} tool result(s) without their call were left out`);
+    warnings.push(...restored.warnings);
     if (broken)
       warnings.push(
         `${broken} compaction record(s) of this session could not be read and were skipped: the messages they compacted are sent whole again (the next compaction makes up for it)`,

@@ -51,7 +51,13 @@ export interface Harness {
  */
 export const startHarness = async (
   carrier: CarrierName,
-  options: { config?: string; mcp?: string; llm?: FakeLlmOptions; model?: string } = {},
+  options: {
+    config?: string;
+    mcp?: string;
+    llm?: FakeLlmOptions;
+    /** Lines of the `fake` model's entry (and any models after it), or a function of the fake's URL. */
+    model?: string | ((url: string) => string);
+  } = {},
 ): Promise<Harness> => {
   const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-t-')));
   const root = path.join(base, 'repo');
@@ -64,7 +70,7 @@ export const startHarness = async (
     `  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(serverBin('server-everything'))}, stdio]\n`;
   writeFileSync(
     path.join(home, 'config.yaml'),
-    `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: fake-model\n${options.model ?? '    toolProtocol: native\n'}    prices: { input: 1, output: 2 }\nmcpServers:\n${mcp}${options.config ?? ''}`,
+    `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: fake-model\n${(typeof options.model === 'function' ? options.model(llm.url) : options.model) ?? '    toolProtocol: native\n'}    prices: { input: 1, output: 2 }\nmcpServers:\n${mcp}${options.config ?? ''}`,
   );
   const env = testEnv({ HOME: base, NIFFLER_HOME: home });
   let client: EngineClient;
