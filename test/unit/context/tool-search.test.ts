@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { builtinTools } from '../../../src/workers/protocol/tools.ts';
 import {
   planTools,
+  schemaTokens,
   searchTools,
   TOOL_SEARCH,
   type SearchableTool,
@@ -85,6 +87,46 @@ describe('deferring tools', () => {
     const plan = planTools([builtin, ...catalog], { ...options, mode: 'always', loaded });
     expect(plan.offered.map((t) => t.name)).toEqual(['read_file', 'db__query', TOOL_SEARCH]);
     expect(planTools(catalog, { ...options, mode: 'never', window: 10 }).deferred).toEqual([]);
+  });
+
+  it('counts every definition the request carries: built-ins and own tools push MCP tools behind tool_search', () => {
+    const builtins: SearchableTool[] = builtinTools().map((d) => ({
+      kind: 'builtin',
+      spec: { name: d.name, description: d.description, inputSchema: d.parameters },
+    }));
+    // The MCP tools alone are far under a tenth of 20k; with the built-ins and repository tools, over.
+    const window = 20_000;
+    const alsoSent = window * 0.1 - schemaTokens(builtins) - 250;
+    expect(schemaTokens(catalog)).toBeLessThan(window * 0.1);
+    expect(planTools([...builtins, ...catalog], { ...options, window }).deferred).toEqual([]);
+    const plan = planTools([...builtins, ...catalog], { ...options, window, alsoSent });
+    expect(plan.deferred.map((t) => t.spec.name)).toEqual(catalog.map((t) => t.spec.name));
+    expect(plan.offered.map((t) => t.name)).toContain('read_file');
+  });
+
+  it('a small window: even with tools.search auto, the optional built-ins wait behind tool_search too; never keeps all', () => {
+    const builtins: SearchableTool[] = builtinTools().map((d) => ({
+      kind: 'builtin',
+      spec: { name: d.name, description: d.description, inputSchema: d.parameters },
+    }));
+    const plan = planTools([...builtins, ...catalog.slice(0, 3)], { ...options, window: 8000 });
+    const offered = plan.offered.map((t) => t.name);
+    for (const core of ['read_file', 'edit_file', 'write_file', 'bash', 'grep', 'glob'])
+      expect(offered).toContain(core);
+    expect(plan.deferred.map((t) => t.spec.name).sort()).toEqual(
+      [
+        'fetch',
+        'list_dir',
+        'path_info',
+        'todo',
+        ...catalog.slice(0, 3).map((t) => t.spec.name),
+      ].sort(),
+    );
+    expect(plan.offered.find((t) => t.name === TOOL_SEARCH)?.description).toContain('- todo:');
+    // A found one is sent whole from then on.
+    const later = planTools([...builtins], { ...options, window: 8000, loaded: new Set(['todo']) });
+    expect(later.offered.map((t) => t.name)).toContain('todo');
+    expect(planTools(builtins, { ...options, mode: 'never', window: 8000 }).deferred).toEqual([]);
   });
 
   it('names servers instead of tools when even one line each is too much', () => {

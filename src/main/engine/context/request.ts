@@ -34,14 +34,15 @@ export const withToolSearch = (
   const alwaysLoad = new Set(
     config.servers.filter((s) => s.definition.alwaysLoad).map((s) => s.name),
   );
+  // niffler's own tools (task, repository tools) are always sent whole, never deferred.
+  const own = [...table.values()].filter((e) => e.kind === 'engine').map((e) => e.spec);
   const planned = planTools(tools, {
     mode: config.config.tools.search,
     window,
     alwaysLoad,
     loaded,
+    alsoSent: own.length ? Math.ceil(JSON.stringify(own).length / 4) : 0,
   });
-  // niffler's own tools (task, repository tools) are always sent whole, never deferred.
-  const own = [...table.values()].filter((e) => e.kind === 'engine').map((e) => e.spec);
   const plan = { ...planned, offered: [...planned.offered, ...own] };
   if (plan.deferred.length === 0) return { plan, table };
   const search = plan.offered.find((t) => t.name === TOOL_SEARCH)!;

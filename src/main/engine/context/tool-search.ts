@@ -11,13 +11,24 @@ export const TOOL_SEARCH = 'tool_search';
 /** What the planner needs to know of a tool. */
 export interface SearchableTool {
   spec: ToolSpec;
-  /** Built-in tools are never deferred. */
+  /** Built-in tools are deferred only when a small window needs it, and only the optional ones. */
   kind: 'builtin' | 'mcp';
   server?: string;
 }
 
-/** `auto` defers MCP tools once their schemas pass this share of the context window. */
+/**
+ * `auto` defers tools once all the definitions a request carries pass this share of the context
+ * window: MCP tools first; then, if what is left still passes it (a small window), the built-ins
+ * a coding turn can do without.
+ */
 export const AUTO_SHARE = 0.1;
+/** Built-ins deferred when the window is too small for all of them: others do their work too. */
+export const OPTIONAL_BUILTINS: ReadonlySet<string> = new Set([
+  'list_dir',
+  'path_info',
+  'fetch',
+  'todo',
+]);
 /** The index of deferred tools, one line each, may take this share before it goes per server. */
 const INDEX_SHARE = 0.05;
 
@@ -42,6 +53,8 @@ export interface PlanOptions {
   alwaysLoad: ReadonlySet<string>;
   /** Tools found by `tool_search` earlier in this turn: sent whole from now on. */
   loaded: ReadonlySet<string>;
+  /** Tokens of the definitions sent whole besides `tools` (the task tool, repository tools). */
+  alsoSent?: number;
 }
 
 const firstLine = (text: string): string => {
@@ -55,10 +68,12 @@ const searchSpec = (deferred: readonly SearchableTool[], window: number): ToolSp
   let index = lines.join('\n');
   if (tokensOf(index) > window * INDEX_SHARE) {
     const servers = new Map<string, number>();
-    for (const t of deferred) servers.set(t.server ?? '?', (servers.get(t.server ?? '?') ?? 0) + 1);
-    index = [...servers]
-      .map(([server, n]) => `- ${server}__*: ${n} tools of the ${server} server`)
-      .join('\n');
+    for (const t of deferred) if (t.server) servers.set(t.server, (servers.get(t.server) ?? 0) + 1);
+    const builtins = deferred.filter((t) => !t.server).map((t) => t.spec.name);
+    index = [
+      ...(builtins.length ? [`- built-in: ${builtins.join(', ')}`] : []),
+      ...[...servers].map(([server, n]) => `- ${server}__*: ${n} tools of the ${server} server`),
+    ].join('\n');
   }
   return {
     name: TOOL_SEARCH,
@@ -84,21 +99,30 @@ const searchSpec = (deferred: readonly SearchableTool[], window: number): ToolSp
 
 /**
  * Which tools a request carries whole and which wait behind `tool_search`. `never` sends all;
- * `always` defers every MCP tool not exempt; `auto` defers them once their schemas pass
- * `AUTO_SHARE` of the window.
+ * `always` defers every MCP tool not exempt; `auto` defers them once all the definitions pass
+ * `AUTO_SHARE` of the window. Either way, when what is left still passes it, the optional
+ * built-ins wait too.
  */
 export const planTools = (tools: readonly SearchableTool[], options: PlanOptions): ToolPlan => {
-  const candidates = tools.filter(
-    (t) =>
-      t.kind === 'mcp' &&
-      !options.loaded.has(t.spec.name) &&
-      !(t.server && options.alwaysLoad.has(t.server)),
+  if (options.mode === 'never') return { offered: tools.map((t) => t.spec), deferred: [] };
+  const share = options.window * AUTO_SHARE;
+  const free = (t: SearchableTool) => !options.loaded.has(t.spec.name);
+  const all = schemaTokens(tools) + (options.alsoSent ?? 0);
+  const mcp =
+    options.mode === 'always' || all > share
+      ? tools.filter(
+          (t) => t.kind === 'mcp' && free(t) && !(t.server && options.alwaysLoad.has(t.server)),
+        )
+      : [];
+  const optional = tools.filter(
+    (t) => t.kind === 'builtin' && free(t) && OPTIONAL_BUILTINS.has(t.spec.name),
   );
-  const defer =
-    options.mode === 'always' ||
-    (options.mode === 'auto' &&
-      schemaTokens(tools.filter((t) => t.kind === 'mcp')) > options.window * AUTO_SHARE);
-  if (!defer || candidates.length === 0) return { offered: tools.map((t) => t.spec), deferred: [] };
+  const left =
+    all -
+    schemaTokens(mcp) +
+    (mcp.length ? tokensOf(JSON.stringify(searchSpec(mcp, options.window))) : 0);
+  const candidates = left > share ? [...mcp, ...optional] : mcp;
+  if (candidates.length === 0) return { offered: tools.map((t) => t.spec), deferred: [] };
   const deferred = new Set(candidates);
   return {
     offered: [
