@@ -12,6 +12,7 @@ import type {
 import type { ChatMessage, Usage } from '../workers/protocol/api.ts';
 import type { McpElicitation, McpElicitationAnswer } from '../workers/protocol/mcp.ts';
 import type { ToolResult } from '../workers/protocol/tool-result.ts';
+import type { ContextReport } from './engine/context/report.ts';
 import type { ContextUse } from './engine/context/tokens.ts';
 
 /**
@@ -111,6 +112,14 @@ export interface EngineCalls {
   'session/search': {
     params: { text: string; limit?: number };
     result: { hits: SessionSearchHit[]; problems: string[] };
+  };
+  /**
+   * What the next request of a session (the latest by default) holds, part by part, without
+   * sending it — on `model`, default the session's last: `/context`, `sessions show --context`.
+   */
+  'session/context': {
+    params: { sessionId?: string; model?: string; cwd?: string };
+    result: ContextReport;
   };
   /** Compacts a session now (`/compact [focus]`): what was done, in words. */
   'session/compact': {

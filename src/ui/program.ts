@@ -236,6 +236,16 @@ const addSessionCommands = (program: Command): void => {
       (await import('./commands/sessions.ts')).sessions(globals(command)),
     );
   sessions
+    .command('show [id]')
+    .description(
+      'a session (the latest by default): what it is and what its next request weighs; --context: that request part by part (system prompt, instruction files, tool definitions, summary, turns) in tokens and as a share of the window, the compactions made and the files holding cleared outputs',
+    )
+    .option('--context', 'what the next request holds, part by part')
+    .option('--json', 'print JSON: {session, context}')
+    .action(async (id: string | undefined, opts: { context?: boolean }, command: Command) =>
+      (await import('./commands/sessions.ts')).showSession(id, { ...globals(command), ...opts }),
+    );
+  sessions
     .command('search <text...>')
     .description(
       'sessions whose titles, prompts, answers or tool names hold every word of TEXT, newest first',

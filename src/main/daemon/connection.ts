@@ -77,6 +77,7 @@ const METHODS: EngineMethod[] = [
   'session/list',
   'session/search',
   'session/compact',
+  'session/context',
   'session/undo',
   'session/toggle',
   'session/agent',

@@ -478,6 +478,15 @@ export class Engine implements EngineHandlers {
       );
       return { notes };
     },
+    'session/context': async ({ sessionId, model, cwd }, { signal }) => {
+      const id = sessionId ?? listSessions(this.paths.sessionsDir)[0]?.id;
+      if (!id)
+        throw new NifflerError('usage', 'no session in this workspace yet: start one with niffler');
+      return this.#session(id).contextReport(
+        { ...(model ? { model } : {}), ...(cwd ? { cwd } : {}) },
+        signal,
+      );
+    },
     'session/undo': async ({ sessionId, turn, apply }) => {
       if (apply && this.#active.size)
         throw new NifflerError(

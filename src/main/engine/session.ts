@@ -8,7 +8,8 @@ import type { ApprovalStore } from './approvals.ts';
 import type { CompactionMarker } from './context/compaction.ts';
 import { compactionMarkers, restoreClearedOutputs, saveClearedOutput } from './context/markers.ts';
 import { ContextKeeper, type Fitted } from './context/keeper.ts';
-import { buildSystemPrompt } from './context/prompt.ts';
+import { buildSystemPrompt, type PromptOptions } from './context/prompt.ts';
+import { contextReport, type ContextReport } from './context/report.ts';
 import { withToolSearch } from './context/request.ts';
 import type { SummaryModel } from './context/summary.ts';
 import {
@@ -48,7 +49,14 @@ import {
   type SubagentRun,
 } from '../extensions/subagents.ts';
 import { savedChoices, subagentIo, type SessionOptions } from '../extensions/session-state.ts';
-import { chainTools, DEFAULT_AGENT, planTurn, type TurnPlan } from '../extensions/turn.ts';
+import {
+  chainTools,
+  DEFAULT_AGENT,
+  findAgent,
+  planTurn,
+  profileLimit,
+  type TurnPlan,
+} from '../extensions/turn.ts';
 import { approveSwitch, subagentLimits } from '../extensions/turn-calls.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
 import { SessionHooks } from '../extensions/hook-points.ts';
@@ -147,6 +155,8 @@ export class Session {
   costUsd = 0;
   /** The number of the last turn begun (transcript entries carry it). */
   #turn: number;
+  /** The model of the last turn begun (what `/compact` and `/context` use unless told). */
+  #lastModel: string | undefined;
   #ended = 0;
   #running = false;
   /** The prompt-file notices last shown, so each is said once. */
@@ -263,6 +273,7 @@ export class Session {
       session.#recordCompaction(restored.marker);
     }
     const saved = savedChoices(loaded.entries);
+    session.#lastModel = loaded.entries.findLast((e) => e.type === 'turn-start')?.model;
     if (saved.agent) session.agent = saved.agent;
     for (const name of saved.disabled) session.disabled.add(name);
     session.depth = saved.depth;
@@ -419,6 +430,7 @@ export class Session {
     }
     const turn = this.#newTurn(plan);
     const modelName = plan.modelName;
+    this.#lastModel = modelName;
     notices = [...notices, ...plan.notices];
     this.#diskError = undefined;
     try {
@@ -493,7 +505,7 @@ export class Session {
     // What the table was built from: a server's tools, the config (repository tools, agents).
     const basis = () => ({ tools: mcp.toolsVersion, config: this.deps.config() });
     let built = basis();
-    let table = await this.#toolTable(turn, params, model);
+    let table = await this.#toolTable(turn.chain, params, model);
     const system = await this.#systemPrompt(table.size > 0, params, io, signal, turn.agent);
     for (turn.steps = 1; turn.steps <= maxSteps; turn.steps++) {
       if (signal.aborted) return await this.#end(turn, 'cancelled', io);
@@ -506,7 +518,7 @@ export class Session {
         (now.tools === undefined || now.tools !== built.tools || now.config !== built.config)
       ) {
         built = now;
-        table = await this.#toolTable(turn, params, model);
+        table = await this.#toolTable(turn.chain, params, model);
       }
       const { step, tools } = await this.#step(turn, model, system, table, io, signal);
       const outcome = await this.#afterStep(turn, step, tools, params, io, signal);
@@ -788,7 +800,7 @@ export class Session {
       throw new NifflerError('usage', `session ${this.id} is running a turn; compact it after`);
     this.#running = true;
     try {
-      const model = await this.#turnModel(this.deps.config().config.model);
+      const model = await this.#turnModel(this.#lastModel ?? this.deps.config().config.model);
       const table = await buildToolTable(this.deps.tools, this.deps.mcp, this.disabled, {
         model,
         config: this.deps.config(),
@@ -822,19 +834,7 @@ export class Session {
     signal: AbortSignal,
     agent?: AgentProfile,
   ): Promise<TurnPrompt> {
-    const loaded = this.deps.config();
-    const prompt = await buildSystemPrompt({
-      root: this.deps.root,
-      ...(params.cwd ? { cwd: params.cwd } : {}),
-      home: this.deps.home,
-      hasTools,
-      trusted: loaded.trust.level === 'trusted',
-      git: loaded.config.agent.git,
-      instructions: this.deps.instructions?.() ?? [],
-      ...(agent?.prompt ? { agent: { name: agent.name, prompt: agent.prompt } } : {}),
-      ...(this.hooks.context.length ? { hookContext: this.hooks.context } : {}),
-      signal,
-    });
+    const prompt = await buildSystemPrompt(this.#promptOptions(hasTools, params, signal, agent));
     const notes = [
       ...(prompt.untrusted.length
         ? [
@@ -851,12 +851,80 @@ export class Session {
     return { text: prompt.text, instructionChars: prompt.instructionChars };
   }
 
+  /** How the system prompt of a turn with these tools and this agent is built. */
+  #promptOptions(
+    hasTools: boolean,
+    params: Pick<PromptParams, 'cwd'>,
+    signal: AbortSignal,
+    agent?: AgentProfile,
+  ): PromptOptions {
+    const loaded = this.deps.config();
+    return {
+      root: this.deps.root,
+      ...(params.cwd ? { cwd: params.cwd } : {}),
+      home: this.deps.home,
+      hasTools,
+      trusted: loaded.trust.level === 'trusted',
+      git: loaded.config.agent.git,
+      instructions: this.deps.instructions?.() ?? [],
+      ...(agent?.prompt ? { agent: { name: agent.name, prompt: agent.prompt } } : {}),
+      ...(this.hooks.context.length ? { hookContext: this.hooks.context } : {}),
+      signal,
+    };
+  }
+
+  /**
+   * What the next request of this session holds, part by part, without sending it (`/context`,
+   * `niffler sessions show ID --context`): on `model` (default: the last turn's), with the
+   * session's agent, tools and compactions as they stand.
+   */
+  async contextReport(
+    params: { model?: string; cwd?: string },
+    signal: AbortSignal,
+  ): Promise<ContextReport> {
+    const loaded = this.deps.config();
+    const name = params.model ?? this.#lastModel ?? loaded.config.model;
+    const model = await this.#turnModel(name);
+    const agent = findAgent(usableExtensions(loaded).extensions, this.agent);
+    const asked = { sessionId: this.id, text: '', interactive: false, ...params };
+    const table = await this.#toolTable([...this.inherited, profileLimit(agent)], asked, model);
+    const prompt = await buildSystemPrompt(
+      this.#promptOptions(table.size > 0, asked, signal, agent),
+    );
+    const tools = withToolSearch(table, loaded, model.contextWindow, new Set());
+    const calibration = this.deps.windows.calibrations.of(model);
+    await this.#flush();
+    return contextReport({
+      sessionId: this.id,
+      agent: agent.name,
+      model: name,
+      window: await this.deps.windows.resolve(model, loaded.config.models[name]?.contextWindow),
+      reserve: answerReserve(model),
+      threshold: loaded.config.agent.compaction.threshold,
+      calibration,
+      prompt: prompt.parts,
+      view: this.#context.view(
+        {
+          history: this.messages,
+          system: prompt.text,
+          instructionChars: prompt.instructionChars,
+          tools: tools.plan.offered,
+        },
+        calibration.scale,
+      ),
+      plan: tools.plan,
+      history: this.messages,
+      markers: this.#context.markers,
+      entries: readTranscript(this.deps.sessionsDir, this.id).entries,
+    });
+  }
+
   /**
    * The tools of a step: built-ins and ready servers' less what this session switched off, as
    * the turn's agent sees them, with `task` while subagents may nest deeper.
    */
   async #toolTable(
-    turn: TurnState,
+    chain: ProfileLimit[],
     params: PromptParams,
     model: TableFor['model'],
   ): Promise<ToolTable> {
@@ -871,7 +939,7 @@ export class Session {
     if (this.depth < subagents.maxDepth && children.length && !this.disabled.has('task'))
       base.set(
         'task',
-        taskTool(children, (job) => this.#runChild(job, params, turn.chain)),
+        taskTool(children, (job) => this.#runChild(job, params, chain)),
       );
     const run = this.deps.runCommand ?? noCommands;
     for (const tool of usable.extensions.tools)
@@ -882,7 +950,7 @@ export class Session {
             usableExtensions(this.deps.config()).extensions.tools.find((t) => t.name === tool.name),
           ),
         );
-    return chainTools(base, turn.chain);
+    return chainTools(base, chain);
   }
 
   /** Runs a subagent's job in a child session; the parent's transcript records the child. */

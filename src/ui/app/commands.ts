@@ -37,7 +37,10 @@ const SLASH_COMMANDS: SlashCommand[] = [
     description: 'continue an earlier session (from the end of TURN: a new one); WORDS: find one',
   },
   { name: 'cost', description: 'tokens and cost of this session' },
-  { name: 'context', description: 'what the context window is spent on' },
+  {
+    name: 'context',
+    description: 'what the next request holds, part by part; compactions, cleared outputs',
+  },
   {
     name: 'undo',
     args: '[TURN]',

@@ -8,6 +8,7 @@ import {
   type McpStatusColumn,
 } from '../commands/status-views.ts';
 import { truncate } from '../render/format.ts';
+import { contextText } from '../render/context.ts';
 import { traceLine } from '../commands/mcp-offers.ts';
 import { helpText } from './commands.ts';
 import { formatCost, formatTokens } from './format.ts';
@@ -221,28 +222,13 @@ const config = async (ctx: SlashContext) => {
   ctx.dispatch({ type: 'output', title: 'Config', text: lines.join('\n') });
 };
 
-/** `/context`: what the last request weighed, and on what. */
-const contextView = (ctx: SlashContext): void => {
-  const { context } = ctx.getState();
-  if (!context)
-    return ctx.dispatch({
-      type: 'output',
-      title: 'Context',
-      text: 'no request sent yet in this session',
-    });
-  const { use, window } = context;
-  const row = (name: string, tokens: number) =>
-    `${name.padEnd(14)} ${formatTokens(tokens).padStart(7)}  ${((tokens / window) * 100).toFixed(1).padStart(5)}%`;
-  const text = [
-    row('system prompt', use.system),
-    row('instructions', use.instructions),
-    row('tool schemas', use.tools),
-    row('messages', use.messages),
-    row('tool outputs', use.toolOutputs),
-    row('in all', use.total),
-    `of a ${formatTokens(window)}-token window; compaction starts at agent.compaction.threshold (/compact does it now)`,
-  ].join('\n');
-  ctx.dispatch({ type: 'output', title: 'Context (the last request)', text });
+/** `/context`: what the next request holds, part by part, the compactions and cleared outputs. */
+const contextView = async (ctx: SlashContext): Promise<void> => {
+  const report = await ctx.client.request('session/context', {
+    sessionId: await ctx.sessionId(),
+    model: ctx.getState().model,
+  });
+  ctx.dispatch({ type: 'output', title: 'Context', text: contextText(report) });
 };
 
 /** Entries `/trace` shows. */
@@ -368,7 +354,7 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
       busy();
       return resume(ctx, args);
     case 'context':
-      return contextView(ctx);
+      return await contextView(ctx);
     case 'undo':
       busy();
       return undo(ctx, args);

@@ -1,5 +1,7 @@
 import type { GlobalOptions } from '../context.ts';
 import { withEngine } from '../engine.ts';
+import { findWorkspace } from '../../main/paths.ts';
+import { contextText } from '../render/context.ts';
 import { print, printJson, warn } from '../render/output.ts';
 import { searchTable, sessionsTable } from './status-views.ts';
 
@@ -34,4 +36,43 @@ export const searchSessions = (
     if (hits.length === 0) return print(`No session of this workspace mentions "${text}".`);
     print(searchTable(hits));
     print('\nResume one: niffler --resume ID');
+  });
+
+/**
+ * `niffler sessions show [ID] [--context] [--json]`: a session (the latest by default) and what its
+ * next request weighs; with `--context`, that request part by part (what `/context` shows).
+ */
+export const showSession = (
+  id: string | undefined,
+  options: GlobalOptions & { context?: boolean },
+): Promise<void> =>
+  withEngine(options, async (client) => {
+    const report = await client.request('session/context', {
+      ...(id ? { sessionId: id } : {}),
+      ...(options.model ? { model: options.model } : {}),
+      cwd: findWorkspace(options.cwd ?? process.cwd()).searched[0]!,
+    });
+    const session = (await client.request('session/list', {})).find(
+      (s) => s.id === report.sessionId,
+    );
+    if (options.json) return printJson({ session, context: report });
+    if (options.context) return print(contextText(report));
+    const n = (tokens: number) => tokens.toLocaleString('en-US');
+    print(
+      [
+        `session   ${report.sessionId}`,
+        ...(session
+          ? [
+              `title     ${session.title}`,
+              `updated   ${session.updatedAt.replace('T', ' ').slice(0, 19)}`,
+              `messages  ${session.messages}`,
+            ]
+          : []),
+        `model     ${report.model} (agent ${report.agent})`,
+        `context   the next request weighs about ${n(report.total)} of ${n(report.window)} tokens; ` +
+          `${report.compactions.length} compaction(s) made, ${report.clearedOutputs.length} output(s) cleared`,
+        '',
+        `Part by part: niffler sessions show ${report.sessionId} --context. Resume it: niffler --resume ${report.sessionId}`,
+      ].join('\n'),
+    );
   });

@@ -1,7 +1,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { gitContext } from './git.ts';
-import { gatherInstructions, repositoryInstructionFiles } from './instructions.ts';
+import {
+  gatherInstructions,
+  INSTRUCTIONS_BUDGET,
+  repositoryInstructionFiles,
+} from './instructions.ts';
 
 /** Characters of MCP server instructions given to the model: per server, and in all. */
 export const MAX_INSTRUCTIONS = { perServer: 4_000, total: 12_000 };
@@ -23,6 +27,16 @@ export interface SystemPrompt {
   cut: string[];
   /** Characters of the instructions (files and server instructions) within `text`. */
   instructionChars: number;
+  /** What `text` is made of, part by part, for `/context`. */
+  parts: PromptPart[];
+}
+
+/** One part of the system prompt: its characters, and what was cut or left out of it. */
+export interface PromptPart {
+  kind: 'niffler' | 'agent' | 'file' | 'server' | 'hooks' | 'git';
+  name: string;
+  chars: number;
+  note?: string;
 }
 
 export interface PromptOptions {
@@ -66,16 +80,32 @@ const baseInstructions = (root: string, hasTools: boolean, now: Date): string =>
  */
 const instructionsSection = (
   list: readonly { server: string; text: string }[],
+  shown: PromptPart[],
 ): string | undefined => {
   let left = MAX_INSTRUCTIONS.total;
   const parts: string[] = [];
   for (const { server, text } of list) {
     const limit = Math.min(MAX_INSTRUCTIONS.perServer, left);
-    if (limit <= 0) break;
     const trimmed = text.trim();
     if (!trimmed) continue;
+    if (limit <= 0) {
+      shown.push({
+        kind: 'server',
+        name: server,
+        chars: 0,
+        note: `left out: server instructions are limited to ${MAX_INSTRUCTIONS.total} characters in all`,
+      });
+      continue;
+    }
     const cut = trimmed.length > limit;
-    parts.push(`### ${server}\n\n${cut ? `${trimmed.slice(0, limit)}\n\n[cut here]` : trimmed}`);
+    const part = `### ${server}\n\n${cut ? `${trimmed.slice(0, limit)}\n\n[cut here]` : trimmed}`;
+    parts.push(part);
+    shown.push({
+      kind: 'server',
+      name: server,
+      chars: part.length + 2,
+      ...(cut ? { note: `cut at ${limit} of ${trimmed.length} characters` } : {}),
+    });
     left -= Math.min(trimmed.length, limit);
   }
   if (parts.length === 0) return undefined;
@@ -83,6 +113,30 @@ const instructionsSection = (
     'How to use the tools of these MCP servers, in their own words (server__tool names are theirs):';
   return `## Instructions from MCP servers\n\n${intro}\n\n${parts.join('\n\n')}`;
 };
+
+/** The parts of the instruction files: each file given, and each left out, with why. */
+const fileParts = (instructions: ReturnType<typeof gatherInstructions>): PromptPart[] => [
+  ...instructions.files.map((f): PromptPart => ({
+    kind: 'file',
+    name: f.file,
+    chars: `## ${f.title}\n\n${f.text}`.length + 2,
+    ...(instructions.cut.includes(f.file)
+      ? { note: `cut: instruction files are limited to ${INSTRUCTIONS_BUDGET} bytes in all` }
+      : {}),
+  })),
+  ...instructions.untrusted.map((file): PromptPart => ({
+    kind: 'file',
+    name: file,
+    chars: 0,
+    note: 'not given: the repository is not trusted',
+  })),
+  ...instructions.refused.map(({ file, why }): PromptPart => ({
+    kind: 'file',
+    name: file,
+    chars: 0,
+    note: `not given: it ${why}`,
+  })),
+];
 
 /**
  * The system prompt of a turn: what niffler is and how to work; your instruction files and —
@@ -97,19 +151,44 @@ export const buildSystemPrompt = async (options: PromptOptions): Promise<SystemP
     trusted: options.trusted,
   });
   const sections = instructions.files.map((f) => `## ${f.title}\n\n${f.text}`);
-  const servers = instructionsSection(options.instructions ?? []);
+  const serverParts: PromptPart[] = [];
+  const servers = instructionsSection(options.instructions ?? [], serverParts);
   if (servers) sections.push(servers);
-  if (options.hookContext?.length)
-    sections.push(`## Session context (from hooks)\n\n${options.hookContext.join('\n\n')}`);
+  const hooks = options.hookContext?.length
+    ? `## Session context (from hooks)\n\n${options.hookContext.join('\n\n')}`
+    : undefined;
+  if (hooks) sections.push(hooks);
   const git = options.git ? await gitContext(options.root, options.signal) : undefined;
   const base = baseInstructions(options.root, options.hasTools, options.now ?? new Date());
   const agent = options.agent ? [`## Agent: ${options.agent.name}\n\n${options.agent.prompt}`] : [];
-  const text = [base, ...agent, ...sections, ...(git ? [`## Git\n\n${git}`] : [])].join('\n\n');
+  const gitSection = git ? `## Git\n\n${git}` : undefined;
+  const text = [base, ...agent, ...sections, ...(gitSection ? [gitSection] : [])].join('\n\n');
+  const parts: PromptPart[] = [
+    { kind: 'niffler', name: "niffler's instructions", chars: base.length },
+    ...(options.agent
+      ? [
+          {
+            kind: 'agent' as const,
+            name: `agent ${options.agent.name}`,
+            chars: agent[0]!.length + 2,
+          },
+        ]
+      : []),
+    ...fileParts(instructions),
+    ...serverParts,
+    ...(hooks
+      ? [{ kind: 'hooks' as const, name: 'SessionStart hooks', chars: hooks.length + 2 }]
+      : []),
+    ...(gitSection
+      ? [{ kind: 'git' as const, name: 'git context', chars: gitSection.length + 2 }]
+      : []),
+  ];
   return {
     text,
     untrusted: instructions.untrusted,
     refused: instructions.refused,
     cut: instructions.cut,
     instructionChars: sections.reduce((sum, s) => sum + s.length, 0),
+    parts,
   };
 };
