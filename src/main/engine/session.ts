@@ -38,7 +38,7 @@ import {
   type ToolTable,
   type TurnIO,
 } from './tool-calls.ts';
-import { NOT_RUN, pairToolResults } from './tool-pairs.ts';
+import { callIds, NOT_RUN, pairToolResults } from './tool-pairs.ts';
 import { newSessionId, readTranscript, Transcript, type TranscriptEntry } from './transcript.ts';
 import type { AgentProfile } from '../extensions/agents.ts';
 import { usableExtensions } from '../extensions/load.ts';
@@ -621,6 +621,7 @@ export class Session {
           tools.table,
           io,
           signal,
+          callIds(this.messages),
         );
         calibration.learn(fitted.estimated, step.usage);
         return { step, tools: tools.table };

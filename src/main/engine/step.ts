@@ -37,6 +37,7 @@ export const streamStep = async (
   table: ToolTable,
   io: TurnIO,
   signal: AbortSignal,
+  taken: Set<string> = new Set(),
 ): Promise<StepResult> => {
   const step: StepResult = {
     text: '',
@@ -47,12 +48,35 @@ export const streamStep = async (
     cancelled: false,
   };
   try {
-    for await (const event of api.stream(request, signal)) onEvent(event, step, request, table, io);
+    for await (const event of api.stream(request, signal))
+      onEvent(unique(event, taken), step, request, table, io);
   } catch (error) {
     if (!signal.aborted) throw error;
     return { ...step, cancelled: true };
   }
   return { ...step, cancelled: signal.aborted };
+};
+
+/**
+ * `event` with its call id made unique among `taken` (the session's ids so far, added to): some
+ * servers number calls per reply (`call_1` every time), and a compaction marker, the transcript
+ * and the front-end tell outputs apart by id.
+ */
+const unique = (event: LlmEvent, taken: Set<string>): LlmEvent => {
+  const id =
+    event.type === 'tool-call'
+      ? event.call.id
+      : event.type === 'tool-call-invalid'
+        ? event.id
+        : undefined;
+  if (id === undefined) return event;
+  let fresh = id;
+  for (let n = 2; taken.has(fresh); n++) fresh = `${id}_${n}`;
+  taken.add(fresh);
+  if (fresh === id) return event;
+  return event.type === 'tool-call'
+    ? { ...event, call: { ...event.call, id: fresh } }
+    : ({ ...event, id: fresh } as LlmEvent);
 };
 
 const onEvent = (

@@ -57,3 +57,9 @@ export const pairToolResults = (
   );
   return { messages: paired, added, dropped };
 };
+
+/** The ids of every tool call in `messages`. */
+export const callIds = (messages: readonly ChatMessage[]): Set<string> =>
+  new Set(
+    messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : [])),
+  );

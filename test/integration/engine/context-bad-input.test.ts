@@ -200,4 +200,25 @@ describe('bad input around the window', () => {
     expect(next).toMatchObject({ outcome: 'answered', text: 'still here' });
     expect(transcriptOf(h, id).messages.slice(0, before.length)).toEqual(before);
   });
+
+  it('a server that numbers its calls per reply (call_1 every time): ids are made unique, and clearing an old output leaves the newest whole', async () => {
+    const h = await start(() => reply().text('Goals: read the notes.'));
+    for (let i = 0; i < 4; i++)
+      h.file(`notes-${i}.txt`, `notes ${i}: ${'lorem ipsum '.repeat(600)}\n`);
+    const id = await h.open();
+    for (let t = 0; t < 4; t++) {
+      h.llm.queue(reply().tool('read_file', { path: `notes-${t}.txt` }), reply().text(`read ${t}`));
+      expect((await h.prompt(id, `read notes ${t}`)).outcome).toBe('answered');
+    }
+    const ids = transcriptOf(h, id).messages.flatMap((m) =>
+      m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : [],
+    );
+    expect(ids).toEqual(['call_1', 'call_1_2', 'call_1_3', 'call_1_4']);
+    expect(
+      transcriptOf(h, id).entries.some((e) => e.type === 'compaction' && e.marker.cleared.length),
+    ).toBe(true);
+    // The last request (the answer of turn 4) carries notes-3 whole.
+    const last = h.llm.requests.filter((r) => !isSummary(r)).at(-1)!;
+    expect(JSON.stringify(last.body.messages)).toContain('notes 3: lorem ipsum');
+  });
 });
