@@ -81,9 +81,10 @@ export const describeMarker = (marker: CompactionMarker): string => {
   const parts: string[] = [];
   if (marker.cleared.length) parts.push(`cleared ${marker.cleared.length} tool output(s)`);
   if (marker.summary !== undefined) {
-    const turns = `the conversation before turn ${(marker.summarizedTurns ?? 0) + 1} (by user message)`;
+    const n = marker.summarizedTurns ?? 0;
+    const turns = `the first ${n} turn(s)`;
     const steps = marker.summarizedSteps
-      ? ` and the ${marker.summarizedSteps} message(s) of that turn's earlier steps`
+      ? ` and ${marker.summarizedSteps} message(s) of turn ${n + 1}'s earlier steps`
       : '';
     const by = marker.outline
       ? `outlined by niffler (${marker.outline})`
