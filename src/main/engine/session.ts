@@ -157,6 +157,8 @@ export class Session {
   #turn: number;
   /** The model of the last turn begun (what `/compact` and `/context` use unless told). */
   #lastModel: string | undefined;
+  /** A subagent's: its parent turn's model, used unless its profile names one. */
+  #parentModel: string | undefined;
   #ended = 0;
   #running = false;
   /** The prompt-file notices last shown, so each is said once. */
@@ -416,6 +418,7 @@ export class Session {
         inherited: this.inherited,
         text: params.text,
         ...(params.model ? { model: params.model } : {}),
+        ...(this.#parentModel ? { fallbackModel: this.#parentModel } : {}),
         depth: this.depth,
         approveSwitch: (command, reason) =>
           approveSwitch(this.id, params, io, signal, command, reason),
@@ -940,7 +943,7 @@ export class Session {
     if (this.depth < subagents.maxDepth && children.length && !this.disabled.has('task'))
       base.set(
         'task',
-        taskTool(children, (job) => this.#runChild(job, params, chain)),
+        taskTool(children, (job) => this.#runChild(job, params, chain, model.name)),
       );
     const run = this.deps.runCommand ?? noCommands;
     for (const tool of usable.extensions.tools)
@@ -959,6 +962,7 @@ export class Session {
     job: SubagentRun,
     params: PromptParams,
     chain: ProfileLimit[],
+    model: string,
   ): Promise<ToolResult> {
     const run = async () => {
       // Never wider than this turn: its profile chain, and what this session switched off.
@@ -967,6 +971,7 @@ export class Session {
         parent: { id: this.id, callId: job.callId, depth: this.depth, chain },
         disabled: [...this.disabled],
       });
+      child.#parentModel = model;
       this.transcript.append({
         type: 'child',
         time: new Date().toISOString(),

@@ -41,7 +41,8 @@ export const chainTools = (table: ToolTable, chain: readonly ProfileLimit[]): To
   new Map([...table].filter(([name, entry]) => chainSees(chain, name, entry.server)));
 
 /**
- * The model of a turn: the user's pick, else the command's, else the agent's, else the config's.
+ * The model of a turn: the user's pick, else the command's, else the agent's, else the fallback
+ * (a subagent's: its parent's model), else the config's.
  * A command's or agent's model that is not configured here (Claude Code's `sonnet`, opencode's
  * `anthropic/…`) is passed over with a notice rather than failing the turn.
  */
@@ -50,16 +51,17 @@ const turnModel = (
   picked: string | undefined,
   wanted: { who: string; model: string | undefined }[],
   notices: string[],
+  fallback = config.model,
 ): string => {
   if (picked) return picked;
   for (const { who, model } of wanted) {
     if (!model) continue;
     if (config.models[model] || DEFAULT_MODELS[model]) return model;
     notices.push(
-      `${who} asks for model "${model}", which is not configured (models: in your config); using ${config.model}`,
+      `${who} asks for model "${model}", which is not configured (models: in your config); using ${fallback}`,
     );
   }
-  return config.model;
+  return fallback;
 };
 
 /** What a turn runs with: its text (a custom command expanded), agent, model, policy, steps. */
@@ -88,6 +90,8 @@ export interface PlanOptions {
   text: string;
   /** A model the user picked for this turn (`--model`, `/model`). */
   model?: string;
+  /** The model when neither the user, the command nor the agent names one (default `model`). */
+  fallbackModel?: string;
   /** Subagents count their steps against `agent.subagents.maxSteps`. */
   depth: number;
   /** Asks the user to let a command switch to a wider profile (false: refused). */
@@ -175,6 +179,7 @@ export const planTurn = async (options: PlanOptions): Promise<TurnPlan> => {
         { who: `agent ${agent.name}`, model: agent.model },
       ],
       notices,
+      options.fallbackModel,
     ),
     chain,
     grants,

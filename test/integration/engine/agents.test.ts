@@ -187,6 +187,38 @@ describe('the task tool', () => {
     ).toBe(true);
   });
 
+  it("a subagent runs on the session's model (-m, /model) unless its profile names one", async () => {
+    const h = await startHarness('in-process', {
+      mcp: '  {}\n',
+      model: (url) =>
+        `    toolProtocol: native\n` +
+        `  other:\n    provider: openai\n    baseUrl: ${url}/v1\n    model: other-model\n    toolProtocol: native\n` +
+        `  third:\n    provider: openai\n    baseUrl: ${url}/v1\n    model: third-model\n    toolProtocol: native\n`,
+      llm: {
+        route: (request) =>
+          firstUser(request).startsWith('sub:') ? reply().text('done below') : undefined,
+      },
+    });
+    mkdirSync(path.join(h.home, 'agents'), { recursive: true });
+    writeFileSync(
+      path.join(h.home, 'agents', 'pinned.md'),
+      '---\nname: pinned\ndescription: Runs on the third model\nmodel: third\n---\nBe brief.\n',
+    );
+    await h.client.request('config/reload', {});
+    h.llm.queue(
+      reply().tool('task', { prompt: 'sub: inherit', agent: 'review' }),
+      reply().tool('task', { prompt: 'sub: pinned', agent: 'pinned' }),
+      reply().text('both done'),
+    );
+    const id = await h.open();
+    expect((await h.prompt(id, 'delegate', { model: 'other' })).outcome).toBe('answered');
+    const model = (prompt: string) =>
+      String(h.llm.requests.find((r) => firstUser(r) === prompt)?.body.model);
+    expect(model('delegate')).toBe('other-model');
+    expect(model('sub: inherit')).toBe('other-model');
+    expect(model('sub: pinned')).toBe('third-model');
+  });
+
   it('a subagent that loops is stopped by its step bound and the parent is told', async () => {
     const h = await startHarness('in-process', {
       mcp: '  {}\n',
