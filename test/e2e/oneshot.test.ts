@@ -30,6 +30,29 @@ describe('niffler -p (built binary, fake LLM, real MCP server)', () => {
     expect(result.stderr).toMatch(/✓ everything__echo \d+ms: Echo: ping/);
   });
 
+  it('@file and @server:uri in the prompt attach as in the interactive session; what cannot be is said', async () => {
+    const { ws, llm } = await setup();
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(`${ws.repo}/notes.txt`, 'the answer is 42\n');
+    writeFileSync(`${ws.repo}/../outside.txt`, 'not yours\n');
+    llm.queue(reply().text('read them'));
+    const uri = 'demo://resource/static/document/architecture.md';
+    const result = await ws.run([
+      '-p',
+      `compare @notes.txt with @everything:${uri} and @../outside.txt`,
+    ]);
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'read them' });
+    expect(result.stderr).toContain(`attached notes.txt, @everything:${uri}`);
+    expect(result.stderr).toContain('@../outside.txt is outside the workspace; not attached');
+    const user = String(
+      (llm.requests[0]!.body.messages as { role: string; content: string }[]).find(
+        (m) => m.role === 'user',
+      )!.content,
+    );
+    expect(user).toContain('<file path="notes.txt">\nthe answer is 42\n');
+    expect(user).toContain(`<resource server="everything" uri="${uri}">`);
+  });
+
   it('--json prints one event per line and a done line with usage', async () => {
     const { ws, llm } = await setup();
     llm.queue(reply().text('hello').usage(3, 1));

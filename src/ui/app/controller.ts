@@ -8,8 +8,8 @@ import type {
 } from '../../main/protocol.ts';
 import { VERSION } from '../../main/version.ts';
 import { isBuiltinSlash, parseSlash } from './commands.ts';
-import { attachFiles } from './files.ts';
-import { attachResources, expandPromptCommand, loadOffers } from './mcp-input.ts';
+import { attachMentions } from '../attach.ts';
+import { expandPromptCommand, loadOffers } from './mcp-input.ts';
 import { parsePromptCommand } from './mcp-offers.ts';
 import { appendHistory, historyFile, loadHistory } from './input-history.ts';
 import { runShell } from './shell.ts';
@@ -159,14 +159,14 @@ export class Controller {
 
   /** The message for the model: `text` with the files and resources it mentions attached. */
   async #attach(text: string) {
-    const files = attachFiles(this.#root, text);
-    const resources = await attachResources(this.#client, text, this.options.getState().offers);
-    for (const problem of [...files.problems, ...resources.problems]) this.#notice('warn', problem);
-    const blocks = resources.blocks.length ? `\n\n${resources.blocks.join('\n\n')}` : '';
-    return {
-      body: `${files.prompt}${blocks}`,
-      attachments: [...files.attachments, ...resources.attachments],
-    };
+    const attached = await attachMentions(
+      this.#client,
+      this.#root,
+      text,
+      this.options.getState().offers,
+    );
+    for (const problem of attached.problems) this.#notice('warn', problem);
+    return { body: attached.body, attachments: attached.attachments };
   }
 
   /** Runs a turn; `expand` makes the message from what the user typed (an MCP prompt). */

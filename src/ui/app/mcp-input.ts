@@ -7,7 +7,7 @@ import {
 } from './mcp-offers.ts';
 
 /** What the ready servers offer, from the daemon (a server still starting is waited for). */
-export const loadOffers = async (client: EngineClient): Promise<McpOffers> => {
+export const loadOffers = async (client: Pick<EngineClient, 'request'>): Promise<McpOffers> => {
   const [prompts, { resources, templates }] = await Promise.all([
     client.request('mcp/prompts', {}),
     client.request('mcp/resources', {}),
@@ -43,7 +43,7 @@ const MAX_RESOURCE_CHARS = 100_000;
  * message, the mentions attached, and what could not be read.
  */
 export const attachResources = async (
-  client: EngineClient,
+  client: Pick<EngineClient, 'request'>,
   text: string,
   offers: McpOffers,
 ): Promise<{ blocks: string[]; attachments: string[]; problems: string[] }> => {

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { loadOffers } from '../app/mcp-input.ts';
+import { attachMentions } from '../attach.ts';
 import type { GlobalOptions } from '../context.ts';
 import { withEngine } from '../engine.ts';
 import { NifflerError } from '../../main/errors.ts';
@@ -48,6 +50,11 @@ export const oneShot = async (options: OneShotOptions): Promise<void> => {
       ...(options.agent ? { agent: options.agent } : {}),
     });
     for (const message of opened.warnings) warn(message);
+    const workspace = findWorkspace(options.cwd ?? process.cwd());
+    const message = await attachMentions(client, workspace.root, text, () => loadOffers(client));
+    for (const problem of message.problems) warn(problem);
+    if (message.attachments.length && !options.json)
+      info(`attached ${message.attachments.join(', ')}`);
     const renderer = options.json ? createJsonRenderer(opened.sessionId) : createPlainRenderer();
     if (!options.json && process.stderr.isTTY) info(`session ${opened.sessionId}`);
     const off = client.onNotification('session/event', ({ sessionId, event }) => {
@@ -66,9 +73,9 @@ export const oneShot = async (options: OneShotOptions): Promise<void> => {
           'session/prompt',
           {
             sessionId: opened.sessionId,
-            text,
+            text: message.body,
             interactive: false,
-            cwd: findWorkspace(options.cwd ?? process.cwd()).searched[0],
+            cwd: workspace.searched[0],
             ...(options.yes ? { yes: true } : {}),
             ...(options.model ? { model: options.model } : {}),
           },
