@@ -93,6 +93,46 @@ describe('niffler config, init, trust (built binary)', () => {
     expect(after.warnings).toEqual([]);
   });
 
+  it('global options work after the subcommand too: --set, -m, -C and --no-daemon', async () => {
+    const ws = makeWorkspace();
+    const run = (args: string[], cwd = ws.repo) => niffler(args, { cwd, env: testEnv(ws.env) });
+    const show = async (args: string[], cwd?: string) => {
+      const result = await run(args, cwd);
+      expect(result.stderr).toBe('');
+      return JSON.parse(result.stdout) as {
+        config: { model: string; agent: Record<string, unknown> };
+      };
+    };
+    expect(
+      (await show(['config', 'show', '--set', 'agent.maxSteps=3', '--json'])).config.agent,
+    ).toMatchObject({ maxSteps: 3 });
+    // Before and after add up.
+    expect(
+      (
+        await show([
+          '--set',
+          'agent.maxSteps=4',
+          'config',
+          'show',
+          '--json',
+          '--set',
+          'agent.git=false',
+        ])
+      ).config.agent,
+    ).toMatchObject({ maxSteps: 4, git: false });
+    expect((await show(['config', 'show', '--json', '-m', 'local'])).config.model).toBe('local');
+    // -C after the subcommand: the repository's own config is read from there.
+    ws.writeRepo('agent:\n  maxSteps: 12\n');
+    expect(
+      (await show(['config', 'show', '--json', '-C', ws.repo], path.dirname(ws.repo))).config.agent,
+    ).toMatchObject({ maxSteps: 12 });
+    // --no-daemon after the subcommand: answered in this process, no daemon left behind.
+    const sessions = await run(['sessions', '--json', '--no-daemon']);
+    expect(sessions).toMatchObject({ exitCode: 0, stdout: '[]' });
+    expect((await run(['daemon', 'status', '--json'])).stdout).toContain('"running": false');
+    expect((await run(['config', 'show', '--help'])).stdout).toContain('--set <key=value>');
+  });
+
   it('--help works on every command and --version prints the version', async () => {
     const ws = makeWorkspace();
     for (const args of [
