@@ -47,8 +47,11 @@ export const undo = (options: UndoOptions): Promise<void> =>
     const done = await client.request('session/undo', { ...target, turn: plan.turn, apply: true });
     if (options.json) return printJson(done);
     print(
-      `Undid turn ${done.turn}: ${done.changes.length} file(s) put back as they were before it.`,
+      `Undid turn ${done.turn}: ${done.changes.length} file(s) put back as they were before it:`,
     );
+    for (const c of done.changes) print(`  ${c.change.padEnd(8)} ${c.path}`);
+    // Asked on a terminal, the diff was shown before the yes; with --yes, it is shown now.
+    if (options.yes && done.diff) print(`\nThe files changed like this:\n${done.diff}`);
     if (done.refused.length)
       warn(
         `not written (their directory now leads outside the workspace): ${done.refused.join(', ')}`,
