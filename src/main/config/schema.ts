@@ -190,9 +190,9 @@ export const ToolsSchema = z.strictObject({
     })
     .prefault({}),
   /**
-   * MCP tool definitions deferred behind `tool_search`: `auto` once all the tool definitions pass
-   * a tenth of the model's context window (and on a window too small even then, the optional
-   * built-ins too), `always`, or `never`.
+   * MCP tool definitions deferred behind `tool_search`: `auto` once they pass a tenth of the
+   * model's context window, or all the tool definitions 15 % of it (and on a window too small even
+   * then, the optional built-ins too), `always`, or `never`.
    */
   search: z.enum(['auto', 'always', 'never']).default('auto'),
   /** What one grep or glob may take. */

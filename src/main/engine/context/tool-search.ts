@@ -16,12 +16,14 @@ export interface SearchableTool {
   server?: string;
 }
 
-/**
- * `auto` defers tools once all the definitions a request carries pass this share of the context
- * window: MCP tools first; then, if what is left still passes it (a small window), the built-ins
- * a coding turn can do without.
- */
+/** `auto` defers MCP tools once their schemas pass this share of the context window. */
 export const AUTO_SHARE = 0.1;
+/**
+ * …or once all the definitions a request carries (built-ins and niffler's own tools too) pass
+ * this share, as on a small window; and if what is left still passes it, the built-ins a coding
+ * turn can do without wait too.
+ */
+export const TOOLS_SHARE = 0.15;
 /** Built-ins deferred when the window is too small for all of them: others do their work too. */
 export const OPTIONAL_BUILTINS: ReadonlySet<string> = new Set([
   'list_dir',
@@ -99,17 +101,18 @@ const searchSpec = (deferred: readonly SearchableTool[], window: number): ToolSp
 
 /**
  * Which tools a request carries whole and which wait behind `tool_search`. `never` sends all;
- * `always` defers every MCP tool not exempt; `auto` defers them once all the definitions pass
- * `AUTO_SHARE` of the window. Either way, when what is left still passes it, the optional
- * built-ins wait too.
+ * `always` defers every MCP tool not exempt; `auto` defers them once their schemas pass
+ * `AUTO_SHARE` of the window, or all the definitions `TOOLS_SHARE`. Either way, when what is left
+ * still passes `TOOLS_SHARE`, the optional built-ins wait too.
  */
 export const planTools = (tools: readonly SearchableTool[], options: PlanOptions): ToolPlan => {
   if (options.mode === 'never') return { offered: tools.map((t) => t.spec), deferred: [] };
-  const share = options.window * AUTO_SHARE;
+  const share = options.window * TOOLS_SHARE;
   const free = (t: SearchableTool) => !options.loaded.has(t.spec.name);
   const all = schemaTokens(tools) + (options.alsoSent ?? 0);
+  const mcpTokens = schemaTokens(tools.filter((t) => t.kind === 'mcp'));
   const mcp =
-    options.mode === 'always' || all > share
+    options.mode === 'always' || mcpTokens > options.window * AUTO_SHARE || all > share
       ? tools.filter(
           (t) => t.kind === 'mcp' && free(t) && !(t.server && options.alwaysLoad.has(t.server)),
         )
