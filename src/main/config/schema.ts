@@ -331,8 +331,9 @@ export const ConfigSchema = z.strictObject({
       timeout: z.number().positive().default(60),
       startupTimeout: z.number().positive().default(30),
       /**
-       * Seconds a prompt waits for servers still starting; then it goes on with the tools that are
-       * ready, says which servers are left out, and their tools join a later request.
+       * Seconds, counted from the daemon's start, that a prompt waits for servers still starting;
+       * then it goes on with the tools that are ready, says which servers are left out, and their
+       * tools join a later request.
        */
       startupWait: z.number().nonnegative().default(5),
       maxConcurrency: z.number().int().positive().default(4),

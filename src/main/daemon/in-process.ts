@@ -16,6 +16,8 @@ export const startInProcess = async (options: {
   env?: Env;
   log?: Logger;
   flags?: FlagOverride[];
+  /** When the engine counts itself started (`mcp.startupWait` runs from it); default now. */
+  startedAt?: number;
 }): Promise<{ client: EngineClient; engine: Engine; close: () => Promise<void> }> => {
   const engine = await Engine.create({
     root: options.root,
@@ -23,6 +25,7 @@ export const startInProcess = async (options: {
     flags: options.flags ?? [],
     log: options.log ?? silentLogger,
     socket: null,
+    ...(options.startedAt ? { startedAt: options.startedAt } : {}),
   });
   const { port1, port2 } = new MessageChannel();
   serveConnection(

@@ -29,6 +29,7 @@ try {
   const { runDaemon } = await import('./server.ts');
   await runDaemon({
     root: path.resolve(root),
+    startedAt: Math.round(performance.timeOrigin),
     onListening: () => {
       if (!process.stdout.isTTY) process.stdout.write('ready\n');
       flushCompileCache();

@@ -25,6 +25,8 @@ export interface DaemonOptions {
    * this one then returns at once, having started nothing.
    */
   onBusy?: (holder: number | null) => void;
+  /** Epoch ms the daemon process started (`mcp.startupWait` is counted from it); default now. */
+  startedAt?: number;
 }
 
 /**
@@ -131,6 +133,7 @@ const startEngine = async (
     onActivity: hooks.onActivity,
     onConfig: (loaded) => hooks.onConfig(loaded.config),
     mcpWorker: hooks.mcpWorker,
+    ...(options.startedAt ? { startedAt: options.startedAt } : {}),
   };
   // The config first, and the MCP worker given its servers: they spawn while the rest loads.
   const { beginEngine } = await import('../engine/boot.ts');

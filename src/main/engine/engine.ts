@@ -44,6 +44,7 @@ import {
   mcpHandlers,
   serverInstructions,
   serversSettled,
+  startupWaitLeft,
   waitForServers,
 } from './mcp-handlers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
@@ -76,6 +77,8 @@ export interface EngineOptions {
   onConfig?: (loaded: LoadedConfig) => void;
   /** An MCP worker already loading its code (a cold daemon boots it first): given its data. */
   mcpWorker?: BootedMcpWorker;
+  /** Epoch ms the daemon started (its process, for a daemon); default: when the engine is made. */
+  startedAt?: number;
 }
 
 interface ActiveTurn {
@@ -89,7 +92,7 @@ interface ActiveTurn {
  * the requests of every attached front-end. Runs in the daemon or in-process.
  */
 export class Engine implements EngineHandlers {
-  readonly startedAt = Date.now();
+  readonly startedAt: number;
   readonly paths: NifflerPaths;
   readonly api: ApiHost;
   readonly approvals: ApprovalStore;
@@ -124,6 +127,7 @@ export class Engine implements EngineHandlers {
     configError: string | null,
     readonly mcp: McpHost,
   ) {
+    this.startedAt = options.startedAt ?? Date.now();
     this.paths = nifflerPaths(options.root, options.env);
     this.#loaded = loaded;
     if (loaded) this.#scripts.take(loaded);
@@ -435,8 +439,7 @@ export class Engine implements EngineHandlers {
       this.options.onActivity?.();
       try {
         // A sick server holds no prompt up for long: the turn goes on without its tools.
-        const waitMs = this.config.mcp.startupWait * 1000;
-        const statuses = await waitForServers(this, undefined, signal, waitMs);
+        const statuses = await waitForServers(this, undefined, signal, startupWaitLeft(this));
         return await session.prompt(
           params,
           {

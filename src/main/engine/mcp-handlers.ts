@@ -83,6 +83,14 @@ const remoteServer = (engine: Engine, name: string): ResolvedServer & { url: str
 };
 
 /**
+ * What is left of `mcp.startupWait` counted from the daemon's start: a prompt waits at most that
+ * for servers still starting. A cold `-p` (its daemon started for it) waits the rest of it; a
+ * prompt to a daemon up for longer goes at once with the servers that are ready.
+ */
+export const startupWaitLeft = (engine: Engine, now = Date.now()): number =>
+  Math.max(0, engine.config.mcp.startupWait * 1000 - (now - engine.startedAt));
+
+/**
  * `waitForServers` for a caller that needs no statuses, only the wait: named servers the host
  * last heard to be past starting (ready, failed, stopped…) take no round trip to the MCP worker —
  * the gateway asks this of a server before every prompt, resource and completion it forwards.

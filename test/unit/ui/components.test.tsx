@@ -191,6 +191,25 @@ describe('StatusBar', () => {
   });
 });
 
+describe('StatusBar, servers not ready', () => {
+  it('names the servers still starting or waiting for a login (a retry will have their tools), at most three', () => {
+    const frame = (servers: ReturnType<typeof server>[]) =>
+      render(
+        <StatusBar
+          workspace="/r/w"
+          model="m"
+          servers={servers}
+          totals={{ ...totals, costUsd: 0 }}
+        />,
+      ).lastFrame();
+    expect(
+      frame([server('a', 'ready'), server('gh', 'starting'), server('jira', 'needs-auth')]),
+    ).toBe(`${'w | m | MCP 1/3 (gh, jira not ready) | 1.2k in / 56 out'.padEnd(95)}/help`);
+    const many = ['s1', 's2', 's3', 's4', 's5'].map((n) => server(n, 'starting'));
+    expect(frame(many)).toContain('MCP 0/5 (s1, s2, s3 +2 not ready)');
+  });
+});
+
 describe('EntryView', () => {
   const view = { width: 80, color: false, expanded: false, now: 0 };
   it.each([

@@ -20,8 +20,21 @@ export interface StatusBarProps {
 }
 
 const FAILED = new Set(['failed', 'degraded']);
+/** Not ready yet, and a retry will have them: still starting, or waiting for a login. */
+const PENDING = new Set(['starting', 'needs-auth']);
+/** Names shown of the servers not ready, at most. */
+const NAMED = 3;
 
-/** Workspace, model, MCP servers ready/total (failures named in red), tokens and cost. */
+/** `a, b, c +2`: at most `NAMED` names. */
+const names = (list: string[]): string =>
+  list.length > NAMED
+    ? `${list.slice(0, NAMED).join(', ')} +${list.length - NAMED}`
+    : list.join(', ');
+
+/**
+ * Workspace, model, MCP servers ready/total (those not ready yet named in yellow — a retry will
+ * have their tools — failures in red), tokens and cost.
+ */
 export const StatusBar = ({
   workspace,
   model,
@@ -35,7 +48,7 @@ export const StatusBar = ({
   const counted = servers.filter((s) => s.state !== 'disabled');
   const ready = counted.filter((s) => s.state === 'ready').length;
   const failed = counted.filter((s) => FAILED.has(s.state)).map((s) => s.name);
-  const starting = counted.some((s) => s.state === 'starting');
+  const pending = counted.filter((s) => PENDING.has(s.state)).map((s) => s.name);
   const untrusted = counted.filter((s) => s.state === 'untrusted').length;
   return (
     <Box justifyContent="space-between">
@@ -50,10 +63,11 @@ export const StatusBar = ({
         {counted.length ? (
           <>
             <Text dimColor>{' | '}</Text>
-            <Text {...(starting ? { color: 'yellow' } : {})}>
+            <Text {...(pending.length ? { color: 'yellow' } : {})}>
               MCP {ready}/{counted.length}
             </Text>
-            {failed.length ? <Text color="red"> ({failed.join(', ')} failed)</Text> : null}
+            {pending.length ? <Text color="yellow"> ({names(pending)} not ready)</Text> : null}
+            {failed.length ? <Text color="red"> ({names(failed)} failed)</Text> : null}
             {untrusted ? <Text color="yellow"> ({untrusted} untrusted)</Text> : null}
           </>
         ) : null}
