@@ -181,6 +181,8 @@ describe('fitting a request to the window: a guarantee', () => {
     expect(error).toContain('cut the pasted text (by about');
     expect(error).toContain('models.local.contextWindow');
     expect(error).toContain('/compact cannot make room');
+    // Nothing was compacted for it: no step could have helped.
+    expect(k.markers).toEqual([]);
   });
 
   it('says clearly when even the system prompt and tools do not fit, and how to go on', async () => {

@@ -136,6 +136,9 @@ export class Ladder {
   }
 
   async run(): Promise<Fitted> {
+    // When the newest user message cannot fit even alone, no step can help: say so at once,
+    // compacting nothing.
+    if (this.#aloneTooLarge()) throw new Error(this.#tooLarge());
     const force = this.options.force !== undefined;
     if (this.#over(this.#start) || force) this.#clearOld(force);
     if (this.#over(this.#start) || force) await this.#summarizeOld();
@@ -343,6 +346,14 @@ export class Ladder {
       const why = `the summary model failed: ${(error as Error).message.split('\n')[0]}`;
       return { text: outline(part, previous, why, bound), why };
     }
+  }
+
+  /** The system prompt, the tools and the newest user message alone pass the limit. */
+  #aloneTooLarge(): boolean {
+    const { user } = this.#newest();
+    const message = this.#history[user];
+    const tokens = message?.role === 'user' ? messageTokens(message) * this.#scale : 0;
+    return this.#fixed() + tokens > this.#limit;
   }
 
   /** Why the request cannot fit: the newest user message alone is too large, or the tools. */
