@@ -27,6 +27,9 @@ import { median, serverBin, type Bench, type BenchResult } from './harness.ts';
 //   the 100 queries of test/fixtures/mcp/catalog/queries.json (goal ≥ 95);
 // - compaction: clearing and summarizing a 200k-token history, the model's own time left out (its
 //   summary comes back at once), against serializing that history once, as a request does;
+// - compaction's own cost per turn at 16k and 200k windows: a session of the issue's turns (a
+//   ~1.5k-token question, a ~1.5k-token read, a ~400-word answer) fitted at every step, against
+//   serializing each request once (goal ≤ 3 ms a turn: under 0.1 % of a model's turn);
 // - undo snapshot of a 10k-file workspace against `git add -A && git write-tree` in a scratch index.
 
 const fixtures = path.resolve('test/fixtures/mcp');
@@ -231,6 +234,95 @@ const compactionRow = async (): Promise<BenchResult> => {
   };
 };
 
+/** One turn of the issue's shape: a ~1.5k-token question, a ~1.5k-token read, a ~400-word answer. */
+const issueTurn = (t: number): ChatMessage[][] => [
+  [
+    {
+      role: 'user',
+      content: `question ${t}: ${'why does the parser fail on this input? '.repeat(150)}`,
+    },
+  ],
+  [
+    {
+      role: 'assistant',
+      content: '',
+      toolCalls: [{ id: `c${t}`, name: 'read_file', args: { path: `src/m${t}.ts` } }],
+    },
+    {
+      role: 'tool',
+      toolCallId: `c${t}`,
+      name: 'read_file',
+      result: {
+        ok: true,
+        output: `export const m${t} = parse(input, { strict: true });\n`.repeat(110),
+      },
+    },
+  ],
+  [{ role: 'assistant', content: `Module ${t} parses strictly, so the test fails. `.repeat(52) }],
+];
+
+/**
+ * Compaction's own cost per turn: a session of `turns` turns of the issue's shape, each request
+ * fitted as a turn does (once after the question, once after the read), the summary model
+ * answering at once so its time is left out; against serializing each request once, as sending
+ * it does. Outputs cleared are written to files, as they are in a session.
+ */
+const perTurnRow = async (window: number, turns: number): Promise<BenchResult> => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nf-bench-turn-'));
+  const tools = builtinTools().map((d) => ({
+    name: d.name,
+    description: d.description,
+    inputSchema: d.parameters,
+  }));
+  const calibration = new Calibration();
+  calibration.learnCount(1000, 1250);
+  const keeper = new ContextKeeper({
+    saveOutput: (id, text) => {
+      const file = path.join(dir, `${id}.txt`);
+      writeFileSync(file, text);
+      return file;
+    },
+  });
+  const history: ChatMessage[] = [];
+  let fitting = 0;
+  let serializing = 0;
+  for (let t = 0; t < turns; t++)
+    for (const step of issueTurn(t)) {
+      history.push(...step);
+      if (step[0]!.role === 'assistant' && !step[0]!.toolCalls) continue;
+      const start = performance.now();
+      const fitted = await keeper.fit(
+        { history, system: 'You are niffler.', instructionChars: 0, tools },
+        {
+          window,
+          reserve: Math.min(8192, Math.floor(window / 4)),
+          threshold: 0.8,
+          calibration,
+          summarizer: instantSummary(window),
+          signal: new AbortController().signal,
+        },
+      );
+      const fittedAt = performance.now();
+      JSON.stringify({
+        messages: [{ role: 'system', content: fitted.system }, ...fitted.messages],
+        tools,
+      });
+      serializing += performance.now() - fittedAt;
+      fitting += fittedAt - start;
+    }
+  const compactions = keeper.markers.length;
+  rmSync(dir, { recursive: true, force: true });
+  return {
+    name: `compaction's own cost per turn, ${window / 1000}k window (${turns} turns of ~3.6k tokens, ${compactions} compactions; model time excluded)`,
+    ours: fitting / turns,
+    baseline: serializing / turns,
+    baselineName: 'serializing its requests once',
+    unit: 'ms',
+    ratio: fitting / serializing,
+    goal: '<= 3 ms',
+  };
+};
+
 /** Runs `git add -A && git write-tree` into a scratch index of `gitDir` for the work tree `root`. */
 const gitSnapshot = async (root: string, gitDir: string, index: string): Promise<number> => {
   const start = performance.now();
@@ -300,6 +392,8 @@ const bench: Bench = async () => {
     ...(await sizeRows(tools)),
     searchRow(tools),
     await compactionRow(),
+    await perTurnRow(16_000, 40),
+    await perTurnRow(200_000, 300),
     ...(await snapshotRows()),
   ];
 };

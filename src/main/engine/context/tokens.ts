@@ -9,6 +9,20 @@ const IMAGE_TOKENS = 1200;
 
 export const estimateText = (text: string): number => Math.ceil(text.length / 4);
 
+/** What JSON values weigh, kept per value: a history's tool calls and a request's tool definitions
+ * are measured at every step of every turn, and never change once made. */
+const jsonTokens = new WeakMap<object, number>();
+
+/** Tokens of `value` as JSON, measured once per value. */
+export const estimateJson = (value: object): number => {
+  let tokens = jsonTokens.get(value);
+  if (tokens === undefined) {
+    tokens = estimateText(JSON.stringify(value));
+    jsonTokens.set(value, tokens);
+  }
+  return tokens;
+};
+
 /** What one message weighs, before scaling. */
 export const messageTokens = (message: ChatMessage): number => {
   switch (message.role) {
@@ -23,8 +37,7 @@ export const messageTokens = (message: ChatMessage): number => {
           );
     case 'assistant':
       return (
-        estimateText(message.content) +
-        (message.toolCalls ? estimateText(JSON.stringify(message.toolCalls)) : 0)
+        estimateText(message.content) + (message.toolCalls ? estimateJson(message.toolCalls) : 0)
       );
     case 'tool': {
       const { result } = message;
@@ -67,7 +80,7 @@ export const measure = (parts: RequestParts, scale = 1): ContextUse => {
   const instructions = Math.ceil(parts.instructionChars / 4);
   const summary = Math.ceil((parts.summaryChars ?? 0) / 4);
   const system = Math.max(0, estimateText(parts.system) - instructions - summary);
-  const tools = parts.tools.length ? estimateText(JSON.stringify(parts.tools)) : 0;
+  const tools = parts.tools.length ? estimateJson(parts.tools) : 0;
   let messages = 0;
   let toolOutputs = 0;
   for (const message of parts.messages)
