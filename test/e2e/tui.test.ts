@@ -72,6 +72,16 @@ describe('interactive session in a real terminal (tmux)', () => {
     expect(table).toMatch(/NAME\s+STATE\s+PROTOCOL\s+TOOLS\s+PID/);
     expect(table).toMatch(/everything\s+ready\s+2025-11-25\s+\d+\s+\d+/);
 
+    // /context: the next request, part by part, as the model counts it; nothing is sent.
+    const sent = llm.requests.length;
+    await term.type('/context');
+    await term.press('Enter');
+    const context = await term.waitFor('kept for the answer');
+    expect(context).toMatch(/The next request of session \S+: model fake, agent build/);
+    expect(context).toMatch(/tool definitions \(\d+ sent whole\)\s+[\d,]+\s+[\d.]+%/);
+    expect(context).toMatch(/messages of 1 turn\(s\) kept of 1/);
+    expect(llm.requests).toHaveLength(sent);
+
     // Esc cancels a turn whose model hangs: the LLM request is aborted and the UI says so.
     llm.queue(reply().text('Working on it').hang());
     await term.type('a long task');
