@@ -145,8 +145,13 @@ export class SnapshotStore {
     return { skipped };
   }
 
-  /** Records the workspace's files now, as a commit after `parent` (if any). */
-  async take(message: string, parent?: string): Promise<SnapshotResult> {
+  /**
+   * The workspace's files now, as a tree of the store (no commit, no ref): what `changes` compares
+   * with a snapshot to tell which files a command changed.
+   */
+  async tree(): Promise<
+    { ok: true; tree: string; skipped: string[] } | { ok: false; reason: string }
+  > {
     const failed = await this.#init();
     if (failed) return { ok: false, reason: failed };
     const excludes = await this.#excludes();
@@ -158,9 +163,16 @@ export class SnapshotStore {
     const tree = await this.#git(['write-tree']);
     if (tree.code !== 0)
       return { ok: false, reason: `git write-tree failed: ${tree.stderr.trim()}` };
+    return { ok: true, tree: tree.stdout.trim(), skipped: excludes.skipped };
+  }
+
+  /** Records the workspace's files now, as a commit after `parent` (if any). */
+  async take(message: string, parent?: string): Promise<SnapshotResult> {
+    const tree = await this.tree();
+    if (!tree.ok) return tree;
     const commit = await this.#git([
       'commit-tree',
-      tree.stdout.trim(),
+      tree.tree,
       ...(parent ? ['-p', parent] : []),
       '-m',
       message,
@@ -170,10 +182,10 @@ export class SnapshotStore {
     const sha = commit.stdout.trim();
     // A ref keeps it from any gc, and lists the snapshots for whoever looks at the store.
     await this.#git(['update-ref', `refs/niffler/${sha}`, sha]);
-    return { ok: true, commit: sha, skipped: excludes.skipped };
+    return { ok: true, commit: sha, skipped: tree.skipped };
   }
 
-  /** The files that differ between two snapshots. */
+  /** The files that differ between two snapshots (or trees). */
   async changes(from: string, to: string): Promise<FileChange[]> {
     const diff = await this.#git([
       'diff-tree',
