@@ -12,6 +12,7 @@ const entries = {
   'workers/mcp': 'src/workers/mcp/worker.ts',
   'workers/api': 'src/workers/api/worker.ts',
   'workers/tools': 'src/workers/tools/worker.ts',
+  'workers/lsp': 'src/workers/lsp/worker.ts',
 };
 
 const entryPoints = Object.fromEntries(

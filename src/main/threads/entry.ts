@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { compileCacheDir, type WorkerStart } from '../../workers/shared/compile-cache.ts';
 
-export type WorkerName = 'mcp' | 'api' | 'tools';
+export type WorkerName = 'mcp' | 'api' | 'tools' | 'lsp';
 
 const isSource = import.meta.url.endsWith('.ts');
 
