@@ -44,6 +44,7 @@ import { protectedPlaces, type ProtectedPlace } from '../trust/protected.ts';
 import { readTrustStore } from '../trust/store.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
 import { extensionParts, readExtensions, type Extensions } from '../extensions/load.ts';
+import { repoBinaryParts } from '../lsp/repo-binaries.ts';
 
 type Data = Record<string, unknown>;
 
@@ -392,10 +393,11 @@ const load = (options: LoadOptions): LoadedConfig => {
   const trust = decideTrust(
     readTrustStore(paths.trustFile, env),
     workspace.root,
-    repositoryContribution(layers.filter(isRepoLayer), extensionParts(extensions), {
-      root: workspace.root,
-      home: paths.home,
-    }),
+    repositoryContribution(
+      layers.filter(isRepoLayer),
+      [...extensionParts(extensions), ...repoBinaryParts(workspace.root)],
+      { root: workspace.root, home: paths.home },
+    ),
     env,
   );
   const errors: string[] = [];

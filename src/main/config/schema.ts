@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TOOL_CALL_FORMATS } from '../../workers/protocol/api.ts';
+import { BUILTIN_SERVERS } from '../lsp/builtins.ts';
 
 /**
  * The parse option for what niffler parses a few times (a config at start and on each change, the
@@ -138,6 +139,54 @@ export const McpServerSchema = z
         path: ['transport'],
         message: `transport ${server.transport} needs \`url\``,
       });
+  });
+
+/**
+ * One language server: the overrides of a built-in (`typescript`, `python`, `go`, `rust`), or a
+ * server of your own (then `command` and `extensions` are needed).
+ */
+export const LspServerSchema = z.strictObject({
+  /** A name looked up on PATH (and, in a trusted repository, its node_modules/.bin), or a path. */
+  command: z.string().min(1).optional(),
+  args: z.array(z.string()).optional(),
+  /** File name endings it serves (`.vue`); a built-in's own when absent. */
+  extensions: z
+    .array(z.string().regex(/^\.[^/\s]+$/, 'expected a file name ending such as ".vue"'))
+    .min(1)
+    .optional(),
+  /** Sent at `initialize`; a built-in's own are merged under them. */
+  initializationOptions: z.record(z.string(), z.unknown()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  enabled: z.boolean().optional(),
+  /** Run in bubblewrap (true, or what it may write and whether it has network). */
+  sandbox: ServerSandboxSchema.optional(),
+});
+
+/**
+ * `lsp:` — settings, and one entry per language server (`lsp.<name>`). A server of your own
+ * needs `command` and `extensions`; a built-in's entry changes only what it names.
+ */
+const LspSchema = z
+  .object({
+    /** Language servers at all: started when a session opens in a repository with their files. */
+    enabled: z.boolean().default(true),
+    /** Seconds an edit's result waits, from the change, for the diagnostics of the changed files. */
+    diagnosticsWait: z.number().nonnegative().max(60).default(3),
+    /** Warnings an edit introduces are given to the model too (errors always are). */
+    warnings: z.boolean().default(false),
+  })
+  .catchall(LspServerSchema)
+  .superRefine((lsp, ctx) => {
+    for (const [name, entry] of Object.entries(lsp)) {
+      if (typeof entry !== 'object' || name in BUILTIN_SERVERS || entry.enabled === false) continue;
+      for (const key of ['command', 'extensions'] as const)
+        if (!entry[key])
+          ctx.addIssue({
+            code: 'custom',
+            path: [name, key],
+            message: `lsp.${name} is not a built-in server (${Object.keys(BUILTIN_SERVERS).join(', ')}): it needs \`${key}\``,
+          });
+    }
   });
 
 const PriceSchema = z.strictObject({
@@ -344,6 +393,7 @@ export const ConfigSchema = z.strictObject({
         .default('info'),
     })
     .prefault({}),
+  lsp: LspSchema.prefault({}),
   /** The gateway: per-client overrides (`serve.clients.<clientInfo.name>`). */
   serve: z
     .strictObject({
@@ -364,6 +414,7 @@ export const ConfigSchema = z.strictObject({
 export type Config = z.infer<typeof ConfigSchema>;
 export type ConfigInput = z.input<typeof ConfigSchema>;
 export type McpServerConfig = z.infer<typeof McpServerSchema>;
+export type LspServerConfig = z.infer<typeof LspServerSchema>;
 export type ModelConfig = z.infer<typeof ModelSchema>;
 export type ToolPolicy = z.infer<typeof PolicySchema>;
 export type ServeClientConfig = z.infer<typeof ServeClientSchema>;

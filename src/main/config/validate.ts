@@ -21,10 +21,17 @@ const keysAt = (path: KeyPath, root: z.ZodType = ConfigSchema): string[] => {
   for (const key of path) {
     schema = unwrap(schema);
     const def = (
-      schema as { def?: { type?: string; valueType?: unknown; shape?: Record<string, unknown> } }
+      schema as {
+        def?: {
+          type?: string;
+          valueType?: unknown;
+          shape?: Record<string, unknown>;
+          catchall?: unknown;
+        };
+      }
     ).def;
     if (def?.type === 'record') schema = def.valueType;
-    else if (def?.type === 'object') schema = def.shape?.[String(key)];
+    else if (def?.type === 'object') schema = def.shape?.[String(key)] ?? def.catchall;
     else return [];
   }
   const def = (unwrap(schema) as { def?: { type?: string; shape?: Record<string, unknown> } }).def;
@@ -67,6 +74,17 @@ const expectedOf = (issue: Issue, found: unknown): string => {
   }
 };
 
+/**
+ * Where a mapping takes both settings and named entries (`lsp.enabled`, `lsp.typescript`), a
+ * misspelled setting reads as an entry of the wrong type: the setting it was likely meant to be.
+ */
+const settingHint = (issue: Issue, schema?: z.ZodType): string => {
+  if (issue.code !== 'invalid_type' || issue.expected !== 'object' || !issue.path.length) return '';
+  const key = String(issue.path.at(-1));
+  const hint = closest(key, keysAt(issue.path.slice(0, -1), schema));
+  return hint && hint !== key ? `; did you mean "${hint}"?` : '';
+};
+
 const messageOf = (
   issue: Issue,
   found: unknown,
@@ -74,7 +92,7 @@ const messageOf = (
   schema?: z.ZodType,
 ): string => {
   if (issue.code !== 'unrecognized_keys')
-    return `${place(issue.path)}: ${expectedOf(issue, found)}`;
+    return `${place(issue.path)}: ${expectedOf(issue, found)}${settingHint(issue, schema)}`;
   const allowed = keysAt(issue.path, schema);
   return issue.keys
     .map((key) => {

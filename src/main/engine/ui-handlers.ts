@@ -21,7 +21,10 @@ export const trustOffer = (loaded: LoadedConfig): TrustOffer | undefined => {
     digest: trust.contribution.digest,
     servers: parts
       .filter((p) => p.kind === 'server')
-      .map((p) => ({ name: p.path[1]!, command: describeServer(p.value) })),
+      .map((p) => ({
+        name: p.path[0] === 'lsp' ? `lsp.${p.path[1]!}` : p.path[1]!,
+        command: describeServer(p.value),
+      })),
     // Extension files (agents, commands that run shell, repository tools, tasks) read as settings.
     settings: parts
       .filter((p) => p.kind !== 'server')

@@ -70,6 +70,10 @@ const RULES: { path: string[]; kind: Part['kind']; when?: When }[] = [
   { path: ['tools', 'bash', 'limits'], kind: 'setting' },
   { path: ['tools', 'fetch', 'allowPrivate'], kind: 'setting' },
   { path: ['mcp', 'sandboxDefault'], kind: 'setting' },
+  // A language server entry runs a command (or changes what a built-in runs, or its options);
+  // turning language servers on starts the user's own in a repository that turned them off.
+  { path: ['lsp', '*'], kind: 'server', when: (v) => isObject(v) && !isOnlyDisable(v) },
+  { path: ['lsp', 'enabled'], kind: 'setting', when: (v) => v === true },
   { path: ['hooks', '*'], kind: 'setting' },
   // The profile new sessions start with: a repository's could be wider than yours (build over plan).
   { path: ['agent', 'default'], kind: 'setting' },

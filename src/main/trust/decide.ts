@@ -112,7 +112,13 @@ export const untrustedSummary = (decision: TrustDecision): string | undefined =>
   const names = (kind: Part['kind']) =>
     decision.contribution.parts
       .filter((p) => p.kind === kind)
-      .map((p) => (kind === 'server' ? p.path[1]! : p.path.join('.')));
+      .map((p) =>
+        kind !== 'server'
+          ? p.path.join('.')
+          : p.path[0] === 'lsp'
+            ? `language server ${p.path[1]!}`
+            : p.path[1]!,
+      );
   const servers = names('server');
   const settings = names('setting');
   const extensions = names('extension');
