@@ -13,6 +13,7 @@ import type { ChatMessage, Usage } from '../workers/protocol/api.ts';
 import type { McpElicitation, McpElicitationAnswer } from '../workers/protocol/mcp.ts';
 import type { ToolResult } from '../workers/protocol/tool-result.ts';
 import type { ContextReport } from './engine/context/report.ts';
+import type { LspServerStatus } from '../workers/protocol/lsp.ts';
 import type { ContextUse } from './engine/context/tokens.ts';
 
 /**
@@ -65,6 +66,8 @@ export interface EngineCalls {
   'mcp/complete': McpCompleteMessage;
   /** A server's protocol trace: its JSON-RPC messages after sequence number `since`. */
   'mcp/trace': { params: { server: string; since?: number }; result: McpTraceEntry[] };
+  /** Every language server the workspace knows: state, pid, files open, last diagnostics. */
+  'lsp/status': { params: Record<string, never>; result: LspStatusResult };
   /** Opens a new session, or resumes one (`resume: ID`, or `continue`: the latest). */
   'session/open': {
     /**
@@ -425,6 +428,17 @@ export interface DaemonStatus {
   schedules?: { task: string; schedule: string; next?: string; missed?: number }[];
 }
 
+/** `lsp/status`: the language servers, and the settings that apply to them. */
+export interface LspStatusResult {
+  /** `lsp.enabled`. */
+  enabled: boolean;
+  /** `lsp.diagnosticsWait`, in seconds. */
+  diagnosticsWait: number;
+  servers: LspServerStatus[];
+  /** The last config reload failed: the daemon keeps its last good config and says why. */
+  configError: string | null;
+}
+
 /** A configured server that the worker does not run (yet): how `mcp status` shows config errors. */
 export interface McpStatusResult {
   servers: McpServerStatus[];
@@ -436,6 +450,7 @@ export interface McpStatusResult {
 }
 
 export type {
+  LspServerStatus,
   McpCompletionRef,
   McpPromptInfo,
   McpResourceInfo,

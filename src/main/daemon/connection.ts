@@ -72,6 +72,7 @@ const METHODS: EngineMethod[] = [
   'mcp/read',
   'mcp/complete',
   'mcp/trace',
+  'lsp/status',
   'session/open',
   'session/prompt',
   'session/list',

@@ -59,6 +59,8 @@ import { watchExtensionDirs } from '../extensions/watch.ts';
 import { Semaphore } from '../extensions/subagents.ts';
 import { TaskRunner } from '../extensions/task-runner.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
+import { LspService } from '../lsp/service.ts';
+import { lspHandlers } from '../lsp/handlers.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
 
 export interface EngineOptions {
@@ -96,6 +98,8 @@ export class Engine implements EngineHandlers {
   readonly paths: NifflerPaths;
   readonly api: ApiHost;
   readonly approvals: ApprovalStore;
+  /** Language servers: started when a session opens, diagnostics after edits, the `lsp` tool. */
+  readonly lsp: LspService;
   #tools: ToolsHost | undefined;
   #loaded: LoadedConfig | null;
   #configError: string | null;
@@ -134,6 +138,15 @@ export class Engine implements EngineHandlers {
     this.#configError = configError;
     this.api = new ApiHost({ log: options.log.child({ scope: 'api' }) });
     this.approvals = new ApprovalStore(this.paths.approvalsFile, options.root);
+    this.lsp = new LspService({
+      root: options.root,
+      paths: this.paths,
+      env: options.env ?? process.env,
+      log: options.log,
+      loaded: () => this.#loaded,
+      configError: () => this.#configError,
+      snapshots: () => this.#snapshots,
+    });
     mcp.on((event) => {
       if (event.type === 'status') this.broadcast('mcp/status-changed', event.status);
       if (
@@ -351,6 +364,7 @@ export class Engine implements EngineHandlers {
   } = {
     ...mcpHandlers(this),
     ...uiHandlers(this),
+    ...lspHandlers(() => this.lsp),
     'gateway/open': async ({ server }, { client }) => ({
       consumer: (await this.#gatewayNow()).openStdio(
         client,
@@ -420,6 +434,8 @@ export class Engine implements EngineHandlers {
       // A new session from the same front-end (/clear) ends the one it had.
       if (!resumeId) this.#endSessionsOf(client, 'clear');
       this.#opened.set(client, new Set([...(this.#opened.get(client) ?? []), session]));
+      // A daemon warms the language servers of the workspace for the first edit.
+      if (this.options.socket !== null) this.lsp.warm();
       const offer = this.#loaded ? trustOffer(this.#loaded) : undefined;
       if (this.approvals.problem) warnings = [...warnings, this.approvals.problem];
       return {
@@ -542,6 +558,7 @@ export class Engine implements EngineHandlers {
       instructions: () => serverInstructions(this.mcp.knownStatuses(), this.#loaded?.servers ?? []),
       runCommand: (spec, signal) => this.tools.runCommand(spec, signal),
       subagents: (this.#subagentSlots ??= new Semaphore(this.config.agent.subagents.maxConcurrent)),
+      lsp: this.lsp,
     };
   }
 
@@ -712,6 +729,11 @@ export class Engine implements EngineHandlers {
       }),
     );
     this.options.log.info('config reloaded', { ...applied });
+    void this.lsp
+      .reconfigure()
+      .catch((error: unknown) =>
+        this.options.log.warn('language servers not reconfigured', { error: String(error) }),
+      );
     this.#gateway?.changed('all');
     this.broadcast('config/changed', { ok: true, warnings: loaded.warnings });
     this.#watch();
@@ -808,6 +830,7 @@ export class Engine implements EngineHandlers {
     await Promise.allSettled([
       ...[...this.#sessions.values()].map((session) => session.close()),
       this.mcp.close(),
+      this.lsp.close(),
       this.api.close(),
       this.#tools?.close(),
     ]);

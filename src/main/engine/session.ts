@@ -64,6 +64,7 @@ import { updateIndex } from './search-index.ts';
 import { repoToolEntry } from '../extensions/repo-tools.ts';
 import type { PolicyLayer } from '../trust/policy.ts';
 import type { ProfileLimit } from '../trust/effective.ts';
+import type { SessionLsp } from '../lsp/service.ts';
 
 export type { BuiltinTools, McpTools, TurnIO } from './tool-calls.ts';
 
@@ -90,6 +91,8 @@ export interface SessionDeps {
   subagents?: Semaphore;
   /** Runs hooks, repository tools and `` !`cmd` `` in bash's sandbox (the tools pool). */
   runCommand?: CommandRunner;
+  /** Language servers: the `lsp` tool, and diagnostics after edits (src/main/lsp/). */
+  lsp?: SessionLsp;
 }
 
 const noCommands: CommandRunner = async () => fail('exec-failed', 'no command runner here');
@@ -587,6 +590,7 @@ export class Session {
           consumer: { kind: 'model', yes: params.yes === true, interactive: params.interactive },
         },
         ...(hooks ? { hooks } : {}),
+        ...(this.deps.lsp ? { lsp: this.deps.lsp.calls(() => turn.snapshot) } : {}),
       },
       turn.denied,
     );
@@ -945,6 +949,7 @@ export class Session {
         'task',
         taskTool(children, (job) => this.#runChild(job, params, chain, model.name)),
       );
+    for (const [name, entry] of this.deps.lsp?.tools(this.disabled) ?? []) base.set(name, entry);
     const run = this.deps.runCommand ?? noCommands;
     for (const tool of usable.extensions.tools)
       if (!this.disabled.has(tool.name) && !this.disabled.has('repo') && !base.has(tool.name))

@@ -5,6 +5,7 @@ import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { ClientCalls, ClientMethod, PromptParams, SessionEvent } from '../protocol.ts';
 import { effectivePolicy, type PolicyScope } from '../trust/effective.ts';
+import type { EditDiagnostics } from '../lsp/loop.ts';
 import type { ApprovalStore } from './approvals.ts';
 import { builtinTool, configRules, filterTools, mcpTool, modelProfile } from './capabilities.ts';
 
@@ -82,6 +83,8 @@ export interface CallContext {
   scope: PolicyScope;
   /** PreToolUse and PostToolUse hooks. */
   hooks?: CallHooks;
+  /** Language servers' diagnostics after calls that change files (src/main/lsp/loop.ts). */
+  lsp?: EditDiagnostics;
 }
 
 /** What PreToolUse hooks said of a call: block it, allow or ask regardless, other arguments. */
@@ -307,7 +310,10 @@ const dispatchCall = (
 const runPlanned = async (item: Planned, ctx: CallContext): Promise<void> => {
   const started = performance.now();
   if (!item.result && item.entry) {
-    item.result = await dispatchCall(item.call, item.entry, ctx, item.grants);
+    const run = () => dispatchCall(item.call, item.entry!, ctx, item.grants);
+    item.result = await (ctx.lsp && item.entry.kind === 'builtin'
+      ? ctx.lsp.around(item.call, run)
+      : run());
     if (ctx.hooks) item.result = await ctx.hooks.after(item.call, item.entry, item.result);
   }
   ctx.io.emit({

@@ -138,7 +138,9 @@ const resolveOne = (name: string, ctx: Context): ResolvedLsp => {
         {
           command: entry.command,
           args:
-            entry.args ?? builtin?.commands.find((c) => c.command === entry.command)?.args ?? [],
+            entry.args ??
+            builtin?.commands.find((c) => c.command === path.basename(entry.command!))?.args ??
+            [],
         },
       ]
     : (builtin?.commands ?? []).map((c) => ({ ...c, args: entry?.args ?? c.args }));
