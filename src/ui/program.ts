@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { TRUST_LEVELS } from '../main/trust/levels.ts';
 import { VERSION } from '../main/version.ts';
 import { MCP_SERVER_STATES } from '../workers/protocol/mcp.ts';
+import { LSP_SERVER_STATES } from '../workers/protocol/lsp.ts';
 import type { GlobalOptions } from './context.ts';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -526,6 +527,24 @@ const addMcpConfigEdits = (mcp: Command): void => {
     );
 };
 
+/** `lsp status`: the language servers the daemon keeps warm. */
+const addLspCommands = (program: Command): void => {
+  const lsp = program
+    .command('lsp')
+    .description(
+      "the language servers the daemon keeps warm: diagnostics after each edit, and the model's lsp tool",
+    );
+  lsp
+    .command('status')
+    .description(
+      `each language server: state (${LSP_SERVER_STATES.join(' | ')}), pid, files open, last diagnostics, restarts, and why one does not run`,
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/lsp.ts')).lspStatus(globals(command)),
+    );
+};
+
 /** `daemon status|stop|restart|run`. */
 const addDaemonCommands = (program: Command): void => {
   const daemon = program
@@ -576,6 +595,7 @@ export const buildProgram = (): Command => {
   addMcpOfferCommands(mcp);
   addMcpServe(mcp);
   addMcpConfigEdits(mcp);
+  addLspCommands(program);
   addDaemonCommands(program);
   acceptGlobalsEverywhere(program);
   return program;

@@ -15,6 +15,10 @@ const SLASH_COMMANDS: SlashCommand[] = [
     description: 'MCP servers: status table, or start/stop/restart one',
   },
   {
+    name: 'lsp',
+    description: 'language servers: state, pid, files open, last diagnostics',
+  },
+  {
     name: 'tools',
     args: '[on|off NAME]',
     description: 'list tools; switch a server or tool on or off for this session',

@@ -10,6 +10,7 @@ import {
 import { truncate } from '../render/format.ts';
 import { contextText } from '../render/context.ts';
 import { traceLine } from '../commands/mcp-offers.ts';
+import { lspStatusLines, lspStatusTable } from '../commands/lsp-views.ts';
 import { helpText } from './commands.ts';
 import { formatCost, formatTokens } from './format.ts';
 import type { Action, UiState } from './state/types.ts';
@@ -69,6 +70,19 @@ const mcp = async (ctx: SlashContext, args: string[]) => {
   const status = await ctx.client.request(`mcp/${verb}`, { name });
   ctx.dispatch({ type: 'server-status', status });
   ctx.dispatch({ type: 'notice', level: 'info', text: `${name}: ${status.state}` });
+};
+
+/** `/lsp`: the language servers' table, and what each waits for or went through. */
+const lspView = async (ctx: SlashContext) => {
+  const status = await ctx.client.request('lsp/status', {});
+  const lines = lspStatusLines(status.servers);
+  const table = lspStatusTable(status.servers);
+  const off = status.enabled ? '' : 'language servers are off here (lsp.enabled: false)\n';
+  return ctx.dispatch({
+    type: 'output',
+    title: 'Language servers',
+    text: `${off}${table}${lines.length ? `\n${lines.join('\n')}` : ''}`,
+  });
 };
 
 const toolLine = (name: string, off: boolean, notes: string[], description = ''): string => {
@@ -338,6 +352,8 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
       });
     case 'mcp':
       return mcp(ctx, args);
+    case 'lsp':
+      return lspView(ctx);
     case 'tools':
       return tools(ctx, args);
     case 'agent':

@@ -13,6 +13,31 @@ export const summarizeResult = (result: ToolResult): string => {
   return `${truncate(first, 100)}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
 };
 
+/**
+ * What a change's language servers found (`data.diagnostics` of an edit's result): `2 new errors:
+ * src/a.ts:3:7 error TS2322: …` — the count and the first; undefined when they found nothing new.
+ */
+export const diagnosticsNote = (result: ToolResult): string | undefined => {
+  const found = result.ok ? result.data?.['diagnostics'] : undefined;
+  if (!found || typeof found !== 'object') return undefined;
+  const {
+    errors = 0,
+    warnings = 0,
+    lines = [],
+  } = found as {
+    errors?: number;
+    warnings?: number;
+    lines?: string[];
+  };
+  const counts = [
+    errors ? `${errors} new error${errors === 1 ? '' : 's'}` : '',
+    warnings ? `${warnings} new warning${warnings === 1 ? '' : 's'}` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return counts ? `${counts}${lines[0] ? `: ${lines[0]}` : ''}` : undefined;
+};
+
 /** The stderr line of an event other than the answer's text, or undefined for none. */
 const activityLine = (event: SessionEvent): string | undefined => {
   switch (event.type) {
@@ -20,13 +45,16 @@ const activityLine = (event: SessionEvent): string | undefined => {
       return paint('dim', `→ ${event.name} ${argsPreview(event.args)}`);
     case 'tool-denied':
       return paint('yellow', `✗ ${event.name} denied: ${event.reason}`);
-    case 'tool-result':
-      return event.result.ok
+    case 'tool-result': {
+      const found = diagnosticsNote(event.result);
+      const line = event.result.ok
         ? paint(
             'dim',
             `✓ ${event.name} ${Math.round(event.ms)}ms: ${summarizeResult(event.result)}`,
           )
         : paint('red', `✗ ${event.name}: ${summarizeResult(event.result)}`);
+      return found ? `${line}\n${paint('red', `  ⎿ ${found}`)}` : line;
+    }
     case 'retry':
       return paint(
         'yellow',

@@ -64,6 +64,9 @@ export const ToolCallView = ({ card, elapsedMs = 0, expanded = false }: ToolCall
           </Text>
         </Box>
       ) : null}
+      {card.problem && !expanded ? (
+        <Text color="red" wrap="truncate-end">{`  ⎿ ${card.problem}`}</Text>
+      ) : null}
     </Box>
   );
 };

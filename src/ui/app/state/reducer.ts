@@ -1,7 +1,7 @@
 import { NO_OFFERS } from '../mcp-offers.ts';
 import type { SessionEvent, TurnSummary } from '../../../main/protocol.ts';
 import type { ToolResult } from '../../../workers/protocol/tool-result.ts';
-import { summarizeResult } from '../../render/turn.ts';
+import { diagnosticsNote, summarizeResult } from '../../render/turn.ts';
 import type { Action, Entry, NewEntry, NoticeLevel, ToolCard, UiState } from './types.ts';
 
 /** The state before the session opens: the first frame draws from it. */
@@ -68,6 +68,12 @@ export const resultDetail = (result: ToolResult): string =>
   result.ok
     ? result.output
     : [result.error.message, result.output].filter((t): t is string => Boolean(t)).join('\n');
+
+/** The card's line of what the language servers found, when they found something. */
+const withProblem = (result: ToolResult): { problem?: string } => {
+  const problem = diagnosticsNote(result);
+  return problem ? { problem } : {};
+};
 
 const updateCard = (state: UiState, callId: string, fn: (card: ToolCard) => ToolCard) =>
   updateLive(
@@ -151,6 +157,7 @@ const onToolEvent = (
         ms: Math.round(event.ms),
         summary: card.status === 'denied' ? card.summary : summarizeResult(event.result),
         detail: resultDetail(event.result),
+        ...withProblem(event.result),
       }));
   }
 };

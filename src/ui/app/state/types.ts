@@ -29,6 +29,8 @@ export interface ToolCard {
   summary?: string;
   /** The full result text, shown when cards are expanded. */
   detail?: string;
+  /** What the language servers found the call's change brought: `2 new errors: the first`. */
+  problem?: string;
   /** The server's last progress notification while the call runs: `3/10 copying`. */
   progress?: string;
 }
