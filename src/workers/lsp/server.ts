@@ -24,6 +24,7 @@ import {
 } from 'vscode-languageserver-protocol/node';
 import type { LspServerSpec, LspServerState, LspServerStatus, LspTiming } from '../protocol/lsp.ts';
 import { RotatingLog } from '../shared/rotating-log.ts';
+import { formatBytes } from '../shared/bounded-read.ts';
 import { DEFAULT_HEALTH, Restarts } from '../mcp/backoff.ts';
 import { Documents, type OpenDocument } from './documents.ts';
 import {
@@ -44,10 +45,10 @@ export const DEFAULT_TIMING: Required<LspTiming> = {
   startupTimeoutMs: 60_000,
   hungAfterMs: 20_000,
   killGraceMs: 2_000,
+  floodBytes: 64 * 1024 * 1024,
 };
 
-/** A server that sends more than this within `FLOOD_WINDOW_MS` is ended (and restarted). */
-const FLOOD_BYTES = 64 * 1024 * 1024;
+/** A server that sends more than `floodBytes` within this is ended (and restarted). */
 const FLOOD_WINDOW_MS = 10_000;
 /** Pushed diagnostics kept of files that are not open (for a workspace's diagnostics). */
 const MAX_PUSHED_FILES = 500;
@@ -116,9 +117,9 @@ export class LanguageServer {
   #notes: { message: string; at: number }[] = [];
   #lastDiagnosticsAt: number | null = null;
   #lastHeard = 0;
-  /** Questions (requests, waits for pushed diagnostics) not answered yet, and since when. */
-  #asking = 0;
-  #askedSince = 0;
+  /** Requests the server has not answered yet (cancelled ones too), and since when. */
+  #pending = 0;
+  #pendingSince = 0;
   #stderrTail = '';
   #flood = { since: 0, bytes: 0 };
   #watch: NodeJS.Timeout | undefined;
@@ -285,10 +286,11 @@ export class LanguageServer {
     this.#lastHeard = now;
     if (now - this.#flood.since > FLOOD_WINDOW_MS) this.#flood = { since: now, bytes: 0 };
     this.#flood.bytes += bytes;
-    if (this.#flood.bytes > FLOOD_BYTES) {
+    const { floodBytes } = this.ctx.timing;
+    if (this.#flood.bytes > floodBytes) {
       this.#flood = { since: now, bytes: 0 };
       this.#fail(
-        `sent more than ${FLOOD_BYTES / 1024 / 1024} MiB within ${FLOOD_WINDOW_MS / 1000} s (a flood); ended`,
+        `sent more than ${formatBytes(floodBytes)} within ${FLOOD_WINDOW_MS / 1000} s (a flood); ended`,
       );
       return;
     }
@@ -345,10 +347,11 @@ export class LanguageServer {
     if (!conn || (this.#state !== 'ready' && this.#state !== 'degraded')) return undefined;
     const source = new CancellationTokenSource();
     const since = Date.now();
-    this.#asked();
+    const sent = send(conn, source.token);
+    this.#track(sent);
     try {
       const answer = await within(
-        send(conn, source.token).catch(() => undefined),
+        sent.catch(() => undefined),
         deadline - since,
       );
       if (answer === undefined && Date.now() >= deadline) {
@@ -360,9 +363,31 @@ export class LanguageServer {
       }
       return answer;
     } finally {
-      this.#asking--;
       source.dispose();
     }
+  }
+
+  /** Counts a request until the server answers it (or the connection goes). */
+  #track(request: Promise<unknown>): void {
+    const generation = this.#generation;
+    if (this.#pending++ === 0) this.#pendingSince = Date.now();
+    void request
+      .catch(() => undefined)
+      .finally(() => {
+        if (generation === this.#generation) this.#pending--;
+      });
+  }
+
+  /**
+   * Whether a server that said nothing is alive: a `$/` request, which a server must answer
+   * (with an error, MethodNotFound) at once. A silent one is degraded, then ended as hung.
+   */
+  #probe(): void {
+    void this.ask(
+      (conn, token) => conn.sendRequest('$/niffler/ping', token).then(() => true),
+      Date.now() + 2_000,
+      'a liveness probe',
+    );
   }
 
   /**
@@ -448,11 +473,8 @@ export class LanguageServer {
         clearTimeout(quiet);
         clearTimeout(timer);
         this.#pushWaiters.delete(onPush);
-        this.#asking--;
-        if (!items && this.#lastHeard < since)
-          this.#degrade(
-            `said nothing for ${((Date.now() - since) / 1000).toFixed(1)} s after a change to ${shown(doc.file, this.ctx.place)} (stopped or stuck?)`,
-          );
+        // Silence after a change can be an answer (nothing new): the probe tells.
+        if (!items && this.#lastHeard < since) this.#probe();
         resolve(items);
       };
       const onPush = (file: string) => {
@@ -464,7 +486,6 @@ export class LanguageServer {
         );
       };
       const timer = setTimeout(() => finish(fresh()?.items), Math.max(0, deadline - Date.now()));
-      this.#asked();
       this.#pushWaiters.add(onPush);
       onPush(doc.file);
     });
@@ -484,21 +505,18 @@ export class LanguageServer {
     else this.#emit();
   }
 
-  #asked(): void {
-    if (this.#asking++ === 0) this.#askedSince = Date.now();
-  }
-
   /** A server asked something that has said nothing for `hungAfterMs` is ended and restarted. */
   #checkHealth(): void {
     const { hungAfterMs } = this.ctx.timing;
-    const silent = Date.now() - Math.max(this.#lastHeard, this.#askedSince);
-    if (this.#asking > 0 && silent > hungAfterMs)
+    const silent = Date.now() - Math.max(this.#lastHeard, this.#pendingSince);
+    if (this.#pending > 0 && silent > hungAfterMs)
       this.#fail(`answered nothing for ${hungAfterMs / 1000} s while asked (hung); ended`);
   }
 
   /** The server failed: its process group ended, a restart scheduled with backoff (or given up). */
   #fail(message: string): void {
     this.#generation++;
+    this.#pending = 0;
     this.#teardown();
     const delay = this.#restarts.failure();
     this.#lastError = {
@@ -529,6 +547,7 @@ export class LanguageServer {
   async stop(): Promise<void> {
     this.#stopping = true;
     this.#generation++;
+    this.#pending = 0;
     this.#restarts.cancel();
     clearInterval(this.#watch);
     const conn = this.#conn;

@@ -39,7 +39,7 @@ export interface LspServerSpec {
   source: LspSource;
 }
 
-/** Restart, start-up and answer timing; defaults: 500 ms → 30 s backoff, 5 failures in 5 min. */
+/** Restart, start-up, answer and flood limits; defaults: 500 ms → 30 s backoff, 5 failures in 5 min. */
 export interface LspTiming {
   initialDelayMs?: number;
   maxDelayMs?: number;
@@ -51,6 +51,8 @@ export interface LspTiming {
   hungAfterMs?: number;
   /** Terminate → kill grace when stopping its process group. */
   killGraceMs?: number;
+  /** A server that sends more than this within 10 s is ended (a flood); default 64 MiB. */
+  floodBytes?: number;
 }
 
 /** `workerData` of the LSP worker. */
