@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TRUST_LEVELS } from '../../src/main/trust/levels.ts';
 import { MCP_SERVER_STATES } from '../../src/workers/protocol/mcp.ts';
+import { LSP_SERVER_STATES } from '../../src/workers/protocol/lsp.ts';
 import { makeE2eWorkspace, serverBin } from './workspace.ts';
 
 /** The cells of one column of a table printed by niffler, keyed by the NAME column. */
@@ -52,5 +53,27 @@ describe('one vocabulary for states across tables, JSON and --help', () => {
     const help = (await ws.run(['mcp', '--help'])).stdout.replace(/\s+/g, ' ');
     expect(help).toContain(`trust (${TRUST_LEVELS.join(' | ')})`);
     expect(help).toContain(`state (${MCP_SERVER_STATES.join(' | ')})`);
+  });
+
+  it('lsp status says the same state in the table as in JSON, and --help names them all', async () => {
+    const ws = makeE2eWorkspace();
+    ws.writeGlobal(
+      'lsp:\n  go:\n    enabled: false\n  typescript:\n    command: /nowhere/typescript-language-server\n',
+    );
+    const table = await ws.run(['lsp', 'status']);
+    const json = await ws.runJson<{ servers: { name: string; state: string }[] }>([
+      'lsp',
+      'status',
+    ]);
+    const states = column(table.stdout, 'STATE');
+    expect(json.servers.map((s) => [s.name, s.state])).toEqual([
+      ['typescript', 'missing'],
+      ['python', 'untrusted'],
+      ['go', 'disabled'],
+      ['rust', 'untrusted'],
+    ]);
+    for (const server of json.servers) expect(states[server.name]).toBe(server.state);
+    const help = (await ws.run(['lsp', '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain(`state (${LSP_SERVER_STATES.join(' | ')})`);
   });
 });

@@ -25,7 +25,7 @@ const countWords = (outcome: LspFileOutcome): string => {
   const parts = [errors ? plural(errors, 'error') : '', warnings ? plural(warnings, 'warning') : '']
     .filter(Boolean)
     .join(' and ');
-  return outcome.baseline ? `${parts.replace(/^(\d+) /, '$1 new ')}` : parts;
+  return outcome.baseline ? parts.replace(/(\d+) /g, '$1 new ') : parts;
 };
 
 /**

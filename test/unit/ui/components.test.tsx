@@ -94,6 +94,22 @@ describe('ToolCallView', () => {
     expect(render(<ToolCallView card={value} elapsedMs={elapsed} />).lastFrame()).toBe(frame);
   });
 
+  it("says in red what an edit's change brought, and leaves it to the full result when expanded", () => {
+    const value = card({
+      status: 'done',
+      ms: 5,
+      summary: 'a (+2 lines)',
+      detail: 'a\nx.ts:1:1 error TS1: a',
+      problem: '1 new error: x.ts:1:1 error TS1: a',
+    });
+    expect(render(<ToolCallView card={value} />).lastFrame()).toBe(
+      '✓ echo (everything) message: "hi" · 5ms\n  ⎿ a (+2 lines)\n  ⎿ 1 new error: x.ts:1:1 error TS1: a',
+    );
+    expect(render(<ToolCallView card={value} expanded />).lastFrame()).toBe(
+      '✓ echo (everything) message: "hi" · 5ms\n  ⎿ a\n    x.ts:1:1 error TS1: a',
+    );
+  });
+
   it('expands to the full result', () => {
     const value = card({ status: 'done', ms: 5, summary: 'a (+1 lines)', detail: 'a\nb' });
     expect(render(<ToolCallView card={value} expanded />).lastFrame()).toBe(

@@ -124,6 +124,50 @@ describe('reducer: daemon events → UI state', () => {
       },
     ],
     [
+      "an edit whose change brought errors says how many and the first, in the card's problem",
+      [
+        submit,
+        ev({ type: 'tool-call', id: 'c1', name: 'edit_file', args: {} }),
+        ev({
+          type: 'tool-result',
+          id: 'c1',
+          name: 'edit_file',
+          result: {
+            ok: true,
+            output:
+              '--- a/x.ts\n+++ b/x.ts\n\n[typescript] 2 new errors in x.ts:\nx.ts:1:1 error TS1: a\nx.ts:2:1 error TS2: b',
+            data: {
+              path: 'x.ts',
+              diagnostics: {
+                errors: 2,
+                warnings: 0,
+                lines: ['x.ts:1:1 error TS1: a', 'x.ts:2:1 error TS2: b'],
+              },
+            },
+          },
+          ms: 40,
+        }),
+      ],
+      {
+        live: [
+          { kind: 'user', text: 'hi', attachments: [] },
+          {
+            kind: 'tool',
+            callId: 'c1',
+            name: 'edit_file',
+            args: {},
+            status: 'done',
+            startedAt: 1000,
+            ms: 40,
+            summary: '--- a/x.ts (+4 lines)',
+            detail:
+              '--- a/x.ts\n+++ b/x.ts\n\n[typescript] 2 new errors in x.ts:\nx.ts:1:1 error TS1: a\nx.ts:2:1 error TS2: b',
+            problem: '2 new errors: x.ts:1:1 error TS1: a',
+          },
+        ],
+      },
+    ],
+    [
       'a failed tool result marks the card as an error',
       [
         submit,
