@@ -48,10 +48,10 @@ const ready = async (typescript: () => Promise<{ state: string }>) =>
 
 describe('language servers (built binary, real daemon, typescript-language-server)', () => {
   it(
-    'an edit that brings a type error returns it; the fix returns none; definition and references find the right places',
+    'an edit that brings a type error returns it; the fix returns none; so does a change a bash command makes; definition and references find the right places',
     { timeout: 240_000 },
     async () => {
-      const { ws, llm, run, status, typescript } = await setup(
+      const { llm, run, status, typescript } = await setup(
         `  diagnosticsWait: 60\n  typescript:\n    command: ${JSON.stringify(TSL)}\n`,
       );
       // Before any session, it waits for one; a session's opening starts it.
@@ -110,6 +110,15 @@ describe('language servers (built binary, real daemon, typescript-language-serve
       expect(refs).toContain('src/main.ts:1:10  import { greet, Greeter }');
       expect(refs).toContain('src/main.ts:3:35');
 
+      // A command's changes are found through the turn's undo snapshots.
+      callOnce(llm, 'bash', { command: "sed -i 's/greet(42)/greet(true)/' src/main.ts" });
+      const sed = await run(['-p', '--yes', 'pass a boolean']);
+      expect(sed.exitCode, sed.stderr).toBe(0);
+      expect(toolText(llm, 12)).toContain('[typescript] 1 new error in src/main.ts:');
+      expect(toolText(llm, 12)).toContain(
+        "src/main.ts:3:41 error TS2345: Argument of type 'boolean'",
+      );
+
       const live = (await status()).servers.find((s) => s.name === 'typescript')!;
       expect(live).toMatchObject({ state: 'ready', source: 'yours', diagnostics: 'tsserver' });
       expect(live.pid).toBeGreaterThan(0);
@@ -117,7 +126,6 @@ describe('language servers (built binary, real daemon, typescript-language-serve
       expect(live.lastDiagnosticsAt).not.toBeNull();
       const table = (await run(['lsp', 'status'])).stdout;
       expect(table).toMatch(/^typescript\s+ready\s+\d+\s+\d+\s+\S+ ago/m);
-      expect(ws.repo).toBeTruthy();
     },
   );
 
