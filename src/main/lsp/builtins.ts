@@ -11,6 +11,8 @@ export interface BuiltinServer {
   runsProjectCode?: string;
   /** How to get it, for `lsp status` when it is missing. */
   install: string;
+  /** Sent at `initialize` unless an entry's own say otherwise (merged one level deep). */
+  initializationOptions?: Record<string, unknown>;
 }
 
 /**
@@ -31,6 +33,13 @@ export const BUILTIN_SERVERS: Record<string, BuiltinServer> = {
       '.cjs': 'javascript',
     },
     install: 'npm install -g typescript-language-server typescript',
+    // One tsserver, not two: the syntax server keeps an editor responsive while a project loads,
+    // which niffler does not need (309 MiB instead of 486 for the fixture project, and a cold
+    // project's first diagnostics in half the time); no typings fetched from npm behind its back.
+    initializationOptions: {
+      disableAutomaticTypingAcquisition: true,
+      tsserver: { useSyntaxServer: 'never' },
+    },
   },
   python: {
     commands: [

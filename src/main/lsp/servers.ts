@@ -9,6 +9,7 @@ import { expandHome, hiddenFromSandbox, type Env } from '../paths.ts';
 import type { LspServerSpec, LspServerState, LspSource } from '../../workers/protocol/lsp.ts';
 import type { SandboxPolicy } from '../../workers/protocol/sandbox.ts';
 import { isInside } from '../../workers/shared/confine.ts';
+import { isObject } from '../../workers/shared/is-object.ts';
 import { BUILTIN_SERVERS, LSP_SETTINGS, type BuiltinServer } from './builtins.ts';
 import { repoBinary } from './repo-binaries.ts';
 
@@ -188,6 +189,20 @@ const resolveOne = (name: string, ctx: Context): ResolvedLsp => {
   };
 };
 
+/** `over` on `under`, objects merged one level deep (`tsserver: {path}` keeps `useSyntaxServer`). */
+const mergeOptions = (
+  under: Record<string, unknown> | undefined,
+  over: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined => {
+  if (!under || !over) return over ?? (under ? structuredClone(under) : undefined);
+  const merged: Record<string, unknown> = { ...structuredClone(under) };
+  for (const [key, value] of Object.entries(over)) {
+    const below = merged[key];
+    merged[key] = isObject(below) && isObject(value) ? { ...below, ...value } : value;
+  }
+  return merged;
+};
+
 /** The spec of a server that can run, with TypeScript pinned where it is the built-in. */
 const finish = (
   name: string,
@@ -198,7 +213,12 @@ const finish = (
   ctx: Context,
 ): ResolvedLsp => {
   const root = ctx.loaded.root;
-  let options: Record<string, unknown> | undefined = entry?.initializationOptions;
+  const builtin = BUILTIN_SERVERS[name];
+  const own = builtin?.commands.some((c) => c.command === path.basename(command));
+  let options = mergeOptions(
+    own ? builtin?.initializationOptions : undefined,
+    entry?.initializationOptions,
+  );
   if (path.basename(command) === 'typescript-language-server') {
     const given = (options?.['tsserver'] as { path?: unknown } | undefined)?.path;
     const beside = typeof given === 'string' ? undefined : typescriptBeside(command);

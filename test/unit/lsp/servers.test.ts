@@ -53,7 +53,10 @@ describe('language servers: what runs', () => {
       spec: { args: ['--stdio'], source: 'builtin' },
     });
     expect(realpathSync(typescript!.spec!.command)).toBe(TSL);
-    expect(typescript!.spec!.initializationOptions).toEqual({ tsserver: { path: TSSERVER } });
+    expect(typescript!.spec!.initializationOptions).toEqual({
+      disableAutomaticTypingAcquisition: true,
+      tsserver: { useSyntaxServer: 'never', path: TSSERVER },
+    });
     expect(typescript!.spec!.languages).toMatchObject({
       '.ts': 'typescript',
       '.tsx': 'typescriptreact',
@@ -113,7 +116,10 @@ describe('language servers: what runs', () => {
     const trusted = resolve([userBin])['typescript']!;
     expect(trusted.spec!.command).toBe(bin);
     // No TypeScript beside it: in a trusted repository it may take the repository's own.
-    expect(trusted.spec!.initializationOptions).toBeUndefined();
+    expect(trusted.spec!.initializationOptions).toEqual({
+      disableAutomaticTypingAcquisition: true,
+      tsserver: { useSyntaxServer: 'never' },
+    });
     ws.write(bin, '#!/bin/sh\necho another version\n');
     expect(load().trust.level).toBe('changed');
     expect(resolve([userBin])['typescript']!.spec!.command).toBe(
