@@ -140,6 +140,7 @@ export class Engine implements EngineHandlers {
     this.approvals = new ApprovalStore(this.paths.approvalsFile, options.root);
     this.lsp = new LspService({
       root: options.root,
+      daemon: options.socket !== null,
       paths: this.paths,
       env: options.env ?? process.env,
       log: options.log,
@@ -434,8 +435,8 @@ export class Engine implements EngineHandlers {
       // A new session from the same front-end (/clear) ends the one it had.
       if (!resumeId) this.#endSessionsOf(client, 'clear');
       this.#opened.set(client, new Set([...(this.#opened.get(client) ?? []), session]));
-      // A daemon warms the language servers of the workspace for the first edit.
-      if (this.options.socket !== null) this.lsp.warm();
+      // The workspace's language servers start now, warm by the first edit.
+      this.lsp.warm();
       const offer = this.#loaded ? trustOffer(this.#loaded) : undefined;
       if (this.approvals.problem) warnings = [...warnings, this.approvals.problem];
       return {

@@ -14,6 +14,11 @@ import { lspToolEntry } from './tool.ts';
 
 export interface LspServiceDeps {
   root: string;
+  /**
+   * Whether this engine is a daemon: only a daemon runs language servers (an in-process engine
+   * serves one command, which a cold server would not be ready for).
+   */
+  daemon: boolean;
   paths: NifflerPaths;
   env: Env;
   log: Logger;
@@ -67,6 +72,7 @@ export class LspService implements SessionLsp {
    * (a session opened). Cheap when called again.
    */
   warm(): void {
+    if (!this.deps.daemon) return;
     this.#warmed = true;
     void this.#warm().catch((error: unknown) =>
       this.deps.log.warn('language servers did not start', { error: String(error) }),
@@ -114,7 +120,8 @@ export class LspService implements SessionLsp {
   /** Starts the server of `file`'s language with it as its warm-up file (a first file of it). */
   #wake(file: string): void {
     const server = this.#servers().find((s) => s.spec && path.extname(file) in s.languages);
-    if (!server || this.#closed || !this.deps.loaded()?.config.lsp.enabled) return;
+    if (!server || this.#closed || !this.deps.daemon || !this.deps.loaded()?.config.lsp.enabled)
+      return;
     void this.#hostNow()
       .then((host) => host.start([{ name: server.name, warmFile: file }]))
       .catch((error: unknown) =>
@@ -157,11 +164,13 @@ export class LspService implements SessionLsp {
     const endings = Object.keys(server.languages);
     const reason =
       server.reason ??
-      (!this.#warmed
-        ? 'starts when a session opens here'
-        : this.#found && !endings.some((e) => this.#found!.has(e))
-          ? `no ${endings.join(' ')} file here; starts at the first one edited`
-          : 'not started yet');
+      (!this.deps.daemon
+        ? 'language servers run in the daemon (not with --no-daemon or --set)'
+        : !this.#warmed
+          ? 'starts when a session opens here'
+          : this.#found && !endings.some((e) => this.#found!.has(e))
+            ? `no ${endings.join(' ')} file here; starts at the first one edited`
+            : 'not started yet');
     return {
       name: server.name,
       state: server.state ?? 'stopped',
