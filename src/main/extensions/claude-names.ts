@@ -12,6 +12,7 @@ const CLAUDE_TOOLS: Record<string, string> = {
   WebFetch: 'fetch',
   TodoWrite: 'todo',
   Task: 'task',
+  LSP: 'lsp',
 };
 
 /**
