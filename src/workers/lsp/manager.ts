@@ -29,6 +29,8 @@ const usage = (message: string) => new NifflerError('usage', message);
  */
 export class LspManager {
   readonly #servers = new Map<string, LanguageServer>();
+  /** Files found missing before a change: what they had before it is known — nothing. */
+  readonly #absent = new Set<string>();
   readonly #place: Place;
   readonly #ctx: ServerContext;
 
@@ -67,7 +69,10 @@ export class LspManager {
         const read = await readDocument(file, this.#place);
         if (!read.ok) {
           // A file that does not exist yet had nothing wrong with it.
-          if (read.missing) server.docs.close(file);
+          if (read.missing) {
+            server.docs.close(file);
+            this.#absent.add(file);
+          }
           return;
         }
         const { doc } = server.docs.sync(file, read.text, server.languageOf(file));
@@ -115,11 +120,15 @@ export class LspManager {
       return outcome({ outcome: 'skipped', reason: read.reason });
     }
     const prior = server.docs.get(file);
-    const before =
-      prior?.before ??
-      Promise.resolve(
-        prior?.diagnostics?.version === prior?.version ? prior?.diagnostics?.items : undefined,
-      );
+    const created = this.#absent.delete(file) && !prior;
+    const before = created
+      ? Promise.resolve([])
+      : (prior?.before ??
+        Promise.resolve(
+          prior && prior.diagnostics?.version === prior.version
+            ? prior.diagnostics.items
+            : undefined,
+        ));
     const { doc } = server.docs.sync(file, read.text, server.languageOf(file));
     const [had, after] = await Promise.all([
       within(before, deadline),

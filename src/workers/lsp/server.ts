@@ -179,11 +179,13 @@ export class LanguageServer {
     return this.#spec.languages[path.extname(file)] ?? 'plaintext';
   }
 
-  /** Starts it in the background unless it runs, starts or waits to restart. */
+  /**
+   * Starts it in the background if it is stopped (one that runs, starts, waits to restart or was
+   * given up on is left as it is: edits do not drive a broken server round its crashes).
+   */
   start(warmFile?: string): void {
     if (warmFile) this.#warmFile = warmFile;
-    if (this.#state !== 'stopped' && !(this.#state === 'failed' && this.#restarts.nextAt === null))
-      return;
+    if (this.#state !== 'stopped') return;
     this.#stopping = false;
     this.#restarts.reset();
     void this.#launch();
@@ -522,7 +524,7 @@ export class LanguageServer {
     this.#lastError = {
       message:
         delay === null
-          ? `${message}; gave up after ${this.ctx.timing.maxFailures} failures (niffler lsp status shows it; a config change or a new daemon tries again)`
+          ? `${message}; gave up after ${this.ctx.timing.maxFailures} failures (a change to its lsp entry, or niffler daemon restart, tries again)`
           : message,
       at: Date.now(),
     };

@@ -80,6 +80,10 @@ describe('the LSP worker (real server processes)', () => {
     ]);
     const fixed = await edit(host, main, 'fine\nERROR old\n');
     expect(fixed).toMatchObject({ outcome: 'checked', introduced: [], errors: 1 });
+    // A file the change creates had nothing before it: all it has is new.
+    const created = await edit(host, path.join(path.dirname(main), 'new.fake'), 'ERROR\n');
+    expect(created).toMatchObject({ file: 'new.fake', baseline: true, errors: 1 });
+    expect(created.introduced).toHaveLength(1);
   });
 
   it('what a server says of files outside the workspace never comes back, and is noted', async () => {
@@ -103,6 +107,9 @@ describe('the LSP worker (real server processes)', () => {
     const { host, until, fake } = await setup('crash-on-start', { maxFailures: 3 });
     await host.start([{ name: 'fake' }]);
     await until((s) => s.state === 'failed' && s.nextRestartAt === null && s.restarts === 2);
+    // Given up, it stays so: an edit does not start it round its crashes again.
+    await host.start([{ name: 'fake' }]);
+    expect(await fake()).toMatchObject({ state: 'failed', restarts: 2 });
     const { lastError } = await fake();
     expect(lastError?.message).toMatch(
       /^exited with code 3: fatal: the fake server cannot start \(as asked\) \(its log: .*fake\.log\); gave up after 3 failures/,
