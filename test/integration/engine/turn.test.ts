@@ -12,7 +12,10 @@ import { carriers, startHarness, toolMessages } from './harness.ts';
 
 describe.each(carriers)('agent loop over the %s carrier', (carrier) => {
   it('runs a 3-step turn: built-in read, MCP call, answer; the transcript has every message', async () => {
-    const h = await startHarness(carrier);
+    // A window roomy enough that the MCP server's tools are sent whole, not behind tool_search.
+    const h = await startHarness(carrier, {
+      model: '    toolProtocol: native\n    contextWindow: 128000\n',
+    });
     h.file('notes.txt', 'the secret word is walrus\n');
     h.llm.queue(
       reply().tool('read_file', { path: 'notes.txt' }).usage(10, 5),
