@@ -28,7 +28,7 @@ export const listDir = async (
     policy: target.policy,
   });
   try {
-    for await (const entry of entries) {
+    for (const entry of entries) {
       if (lines.length >= MAX_ENTRIES) {
         more = true;
         break;

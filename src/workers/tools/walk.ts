@@ -1,13 +1,16 @@
-import type { Dirent } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdirSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import ignore, { type Ignore } from 'ignore';
-import { readFd } from '../shared/bounded-read.ts';
 import { ConfinedError, isInside, type ConfinePolicy } from '../shared/confine.ts';
-import { openConfined, openConfinedFile, type Opened } from '../shared/confined-open.ts';
-
-/** An ignore file larger than this is not read (a real one is a few KiB). */
-const MAX_IGNORE_BYTES = 1024 * 1024;
+import { openConfined, type Opened } from '../shared/confined-open.ts';
+import { readIgnoreFile } from './search/chain.ts';
+import {
+  IGNORE_FILES,
+  isSkipped,
+  parseRules,
+  type ChainLink,
+  type DirRules,
+  type RuleContext,
+} from './search/rules.ts';
 
 /** One entry met while walking; `rel` is relative to the start, with "/" separators. */
 export interface WalkEntry {
@@ -24,79 +27,67 @@ export interface WalkEntry {
 }
 
 export interface WalkOptions {
-  /** The real workspace root: `.gitignore` files are read from here down to `start`. */
+  /** The real top: ignore files are read from here down to `start`. */
   root: string;
   /** The real directory to walk. */
   start: string;
   /** 1 lists only `start` itself. */
   maxDepth: number;
-  /** Walk into and yield dotfiles (`.git` is never walked). */
+  /** Walk into and yield hidden entries (`.git` is never walked). */
   hidden: boolean;
   /** What every directory and ignore file opened must pass. */
   policy: ConfinePolicy;
+  /** The top is inside a git repository, so .gitignore files apply (default true). */
+  inRepo?: boolean;
+  /** core.excludesFile's text. */
+  global?: string;
+  /** Told of each directory that could not be read, relative to `start`. */
+  unreadable?: (rel: string) => void;
 }
 
-interface Rules {
-  base: string;
-  rules: Ignore;
-}
-
-/** An ignore file's text, or '' when it is missing, refused or unreadable. */
-const readIgnoreFile = async (file: string, policy: ConfinePolicy): Promise<string> => {
-  try {
-    const opened = openConfinedFile(file, policy);
-    try {
-      return (await readFd(opened.fd, MAX_IGNORE_BYTES, file)).toString('utf8');
-    } finally {
-      opened.close();
+/** The rules of a directory whose entries are `names` (read through its descriptor `ref`). */
+const dirRules = (ref: string, names: ReadonlySet<string>, policy: ConfinePolicy) => {
+  const rules: DirRules = {};
+  let any = false;
+  for (const name of IGNORE_FILES)
+    if (names.has(name)) {
+      const parsed = parseRules(readIgnoreFile(path.join(ref, name), policy));
+      if (parsed) {
+        rules[name === '.gitignore' ? 'gitignore' : name === '.ignore' ? 'ignore' : 'rgignore'] =
+          parsed;
+        any = true;
+      }
     }
+  if (names.has('.git')) {
+    rules.repo = true;
+    rules.exclude = parseRules(readIgnoreFile(path.join(ref, '.git/info/exclude'), policy));
+    any = true;
+  }
+  return any ? rules : null;
+};
+
+/** The names in a directory found by path (for the directories above the start). */
+const namesAt = (dir: string): Set<string> => {
+  try {
+    return new Set(readdirSync(dir));
   } catch {
-    // A missing, oversized or special (FIFO, /dev/zero) ignore file ignores nothing.
-    return '';
+    return new Set();
   }
 };
 
-const loadRules = async (
-  base: string,
-  dir: string,
-  files: string[],
-  policy: ConfinePolicy,
-): Promise<Rules | null> => {
-  const texts = await Promise.all(
-    files.map((file) => readIgnoreFile(path.join(dir, file), policy)),
-  );
-  const text = texts.join('\n');
-  return text.trim() ? { base, rules: ignore().add(text) } : null;
+/** The rules of the directories from `root` down to `start`'s parent, top first. */
+const initialChain = (root: string, start: string, policy: ConfinePolicy): ChainLink[] => {
+  if (!isInside(start, root) || start === root) return [];
+  const chain: ChainLink[] = [];
+  let dir = root;
+  const parts = path.relative(root, start).split(path.sep);
+  for (let i = 0; i < parts.length; i++) {
+    const rules = dirRules(dir, namesAt(dir), policy);
+    if (rules) chain.push({ rel: parts.slice(0, i).join('/'), rules });
+    dir = path.join(dir, parts[i]!);
+  }
+  return chain;
 };
-
-/** The `.gitignore` rules that apply at `start`: those of the root and every directory between. */
-const initialRules = async (root: string, start: string, policy: ConfinePolicy) => {
-  const dirs = isInside(start, root) ? [root] : [start];
-  for (const part of path
-    .relative(dirs[0] ?? start, start)
-    .split(path.sep)
-    .filter(Boolean))
-    dirs.push(path.join(dirs.at(-1) ?? root, part));
-  const rules = await Promise.all(
-    dirs.map((dir, i) =>
-      loadRules(
-        dir,
-        dir,
-        i === 0 && dir === root ? ['.gitignore', '.git/info/exclude'] : ['.gitignore'],
-        policy,
-      ),
-    ),
-  );
-  return rules.filter((rule): rule is Rules => rule !== null);
-};
-
-/** True when git would ignore `abs` under any of `rules`. */
-const isIgnored = (rules: Rules[], abs: string, isDir: boolean): boolean =>
-  rules.some(({ base, rules: ignores }) => {
-    if (!isInside(abs, base) || abs === base) return false;
-    const rel = path.relative(base, abs).split(path.sep).join('/');
-    return ignores.ignores(isDir ? `${rel}/` : rel);
-  });
 
 /** A subdirectory opened without following a symlink, or null when it is refused or gone. */
 const openChild = (at: string, policy: ConfinePolicy): Opened | null => {
@@ -108,30 +99,50 @@ const openChild = (at: string, policy: ConfinePolicy): Opened | null => {
   }
 };
 
-async function* walkDir(
+interface Walking {
+  options: WalkOptions;
+  context: RuleContext;
+  /** `start` relative to `root` ('' when they are one). */
+  startRel: string;
+}
+
+const byName = (a: Dirent, b: Dirent) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+function* walkDir(
+  w: Walking,
   dir: Opened,
+  rel: string,
   depth: number,
-  rules: Rules[],
-  options: WalkOptions,
-): AsyncGenerator<WalkEntry> {
-  const own = await loadRules(dir.real, dir.ref, ['.gitignore'], options.policy);
-  const active = own && dir.real !== options.start ? [...rules, own] : rules;
-  const entries = await readdir(dir.ref, { withFileTypes: true }).catch(() => []);
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  chain: ChainLink[],
+): Generator<WalkEntry> {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir.ref, { withFileTypes: true }).sort(byName);
+  } catch {
+    w.options.unreadable?.(rel.slice(w.startRel.length).replace(/^\//, '') || '.');
+    return;
+  }
+  const own = dirRules(dir.ref, new Set(entries.map((e) => e.name)), w.options.policy);
+  const here = own ? [...chain, { rel, rules: own }] : chain;
   for (const dirent of entries) {
     if (dirent.name === '.git') continue;
-    if (!options.hidden && dirent.name.startsWith('.')) continue;
-    const abs = path.join(dir.real, dirent.name);
-    if (isIgnored(active, abs, dirent.isDirectory())) continue;
-    const rel = path.relative(options.start, abs).split(path.sep).join('/');
+    const entryRel = rel ? `${rel}/${dirent.name}` : dirent.name;
+    const isDir = dirent.isDirectory();
+    if (isSkipped(here, entryRel, isDir, w.context)) continue;
     const at = path.join(dir.ref, dirent.name);
-    yield { rel, abs, at, dirent, depth };
+    yield {
+      rel: w.startRel ? entryRel.slice(w.startRel.length + 1) : entryRel,
+      abs: path.join(dir.real, dirent.name),
+      at,
+      dirent,
+      depth,
+    };
     // Symlinked directories are listed, never entered: they may lead outside or loop.
-    if (!dirent.isDirectory() || depth >= options.maxDepth) continue;
-    const child = openChild(at, options.policy);
+    if (!isDir || depth >= w.options.maxDepth) continue;
+    const child = openChild(at, w.options.policy);
     if (!child) continue;
     try {
-      yield* walkDir(child, depth + 1, active, options);
+      yield* walkDir(w, child, entryRel, depth + 1, here);
     } finally {
       child.close();
     }
@@ -139,15 +150,30 @@ async function* walkDir(
 }
 
 /**
- * Walks `start` depth-first in name order, skipping `.git` and what `.gitignore` files ignore.
- * Each directory is opened by descriptor (subdirectories without following symlinks) and checked
- * against `policy`, and listed through that descriptor. Stopping the iteration closes them all.
+ * Walks `start` depth-first in name order, skipping `.git` and what ripgrep skips: what the ignore
+ * files (.gitignore inside a repository, .ignore, .rgignore, .git/info/exclude, core.excludesFile)
+ * leave out, and hidden entries unless `hidden`. Each directory is opened by descriptor (those
+ * below the start without following a symlink), checked against `policy` and listed through that
+ * descriptor. Stopping the iteration closes them all.
  */
-export async function* walk(options: WalkOptions): AsyncGenerator<WalkEntry> {
-  const rules = await initialRules(options.root, options.start, options.policy);
+export function* walk(options: WalkOptions): Generator<WalkEntry> {
+  const startRel = isInside(options.start, options.root)
+    ? path.relative(options.root, options.start).split(path.sep).join('/')
+    : '';
+  const root = startRel || options.start === options.root ? options.root : options.start;
+  const w: Walking = {
+    options,
+    startRel,
+    context: {
+      inRepo: options.inRepo ?? true,
+      global: parseRules(options.global ?? ''),
+      hidden: options.hidden,
+    },
+  };
+  const chain = initialChain(root, options.start, options.policy);
   const start = openConfined(options.start, { ...options.policy, want: 'dir' });
   try {
-    yield* walkDir(start, 1, rules, options);
+    yield* walkDir(w, start, startRel, 1, chain);
   } finally {
     start.close();
   }
