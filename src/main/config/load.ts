@@ -377,6 +377,17 @@ const resolveServers = (
     };
   });
 
+/** Keys still read so that old configs load, each with what replaced it. */
+const retiredKeys = (config: Config): string[] =>
+  (['maxFiles', 'maxBytes'] as const)
+    .filter((key) => config.tools.searchLimits[key] !== undefined)
+    .map(
+      (key) =>
+        `tools.searchLimits.${key} is no longer used: grep and glob search the whole workspace, ` +
+        'bounded by tools.searchLimits.timeout and tools.output.maxChars, and say when they stop ' +
+        'short; remove it from your config',
+    );
+
 const load = (options: LoadOptions): LoadedConfig => {
   const env = options.env ?? process.env;
   const workspace = options.root
@@ -416,6 +427,7 @@ const load = (options: LoadOptions): LoadedConfig => {
     );
   const summary = untrustedSummary(trust);
   if (summary) warnings.push(summary);
+  warnings.push(...retiredKeys(config));
   return {
     workspace,
     root: workspace.root,

@@ -247,16 +247,15 @@ export const ToolsSchema = z.strictObject({
   /** What one grep or glob may take. */
   searchLimits: z
     .strictObject({
-      /** Seconds a grep or glob may run; its worker is ended after. */
+      /**
+       * Seconds a grep or glob searches: then it answers with what it found, marked incomplete
+       * (a pattern stuck on one file is ended well before).
+       */
       timeout: z.number().positive().default(30),
-      /** Files and directories looked at, at most, per call. */
-      maxFiles: z.number().int().positive().default(20_000),
-      /** Bytes grep reads, at most, per call. */
-      maxBytes: z
-        .number()
-        .int()
-        .positive()
-        .default(256 * 1024 * 1024),
+      /** No longer used: a search covers the workspace (read, with a warning, for old configs). */
+      maxFiles: z.number().int().positive().optional(),
+      /** No longer used: a search covers the workspace (read, with a warning, for old configs). */
+      maxBytes: z.number().int().positive().optional(),
     })
     .prefault({}),
   fetch: z

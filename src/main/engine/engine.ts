@@ -259,7 +259,10 @@ export class Engine implements EngineHandlers {
       root: this.options.root,
       loaded: () => this.#current(),
       approvals: this.approvals,
-      tools: { definitions: () => this.tools.definitions(), run: (c, s) => this.tools.run(c, s) },
+      tools: {
+        definitions: () => this.tools.definitions(),
+        run: (c, s, p) => this.tools.run(c, s, p),
+      },
       runCommand: (spec, signal) => this.tools.runCommand(spec, signal),
       mcp: this.mcp,
       log: this.options.log.child({ scope: 'gateway' }),

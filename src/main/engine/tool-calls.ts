@@ -9,12 +9,16 @@ import type { EditDiagnostics } from '../lsp/loop.ts';
 import type { ApprovalStore } from './approvals.ts';
 import { builtinTool, configRules, filterTools, mcpTool, modelProfile } from './capabilities.ts';
 
+/** How far a long call has got (a search's files, an MCP server's progress notifications). */
+export type OnProgress = (progress: { progress: number; total?: number; message?: string }) => void;
+
 /** The tools pool as the loop sees it. */
 export interface BuiltinTools {
   definitions(): ToolDefinition[];
   run(
     call: { name: string; args: unknown; sessionId?: string; grants?: string[] },
     signal: AbortSignal,
+    onProgress?: OnProgress,
   ): Promise<ToolResult>;
 }
 
@@ -215,9 +219,11 @@ const runBuiltin = async (
 ): Promise<ToolResult> => {
   const { io, signal, sessionId } = ctx;
   const given = granted.length ? { grants: granted } : {};
+  const progress = progressOf(call, io);
   const first = await ctx.tools.run(
     { name: call.name, args: call.args, sessionId, ...given },
     signal,
+    progress,
   );
   if (first.ok || first.error.code !== 'needs-approval' || !first.ask) return first;
   if (!ctx.params.interactive)
@@ -241,8 +247,20 @@ const runBuiltin = async (
     return fail('denied', `${first.error.message} (asking failed: ${(error as Error).message})`);
   }
   const grants = [...granted, first.ask.grant];
-  return ctx.tools.run({ name: call.name, args: call.args, sessionId, grants }, signal);
+  return ctx.tools.run({ name: call.name, args: call.args, sessionId, grants }, signal, progress);
 };
+
+/** A call's progress as `tool-progress` events of the turn. */
+const progressOf =
+  (call: ToolCall, io: TurnIO): OnProgress =>
+  ({ progress, total, message }) =>
+    io.emit({
+      type: 'tool-progress',
+      id: call.id,
+      progress,
+      ...(total !== undefined ? { total } : {}),
+      ...(message ? { message } : {}),
+    });
 
 type Planned = { call: ToolCall; entry?: ToolEntry; result?: ToolResult; grants?: string[] };
 
@@ -293,17 +311,7 @@ const dispatchCall = (
     return Promise.resolve(fail('canceled', 'the turn was cancelled before this call ran'));
   if (entry.kind === 'engine') return entry.run!(call.args, { callId: call.id, io, signal });
   if (entry.kind === 'builtin') return runBuiltin(call, ctx, grants);
-  return ctx.mcp.callTool(call.name, call.args, {
-    signal,
-    onProgress: ({ progress, total, message }) =>
-      io.emit({
-        type: 'tool-progress',
-        id: call.id,
-        progress,
-        ...(total !== undefined ? { total } : {}),
-        ...(message ? { message } : {}),
-      }),
-  });
+  return ctx.mcp.callTool(call.name, call.args, { signal, onProgress: progressOf(call, io) });
 };
 
 /** Runs a planned call (PostToolUse hooks after it) and reports its result. */

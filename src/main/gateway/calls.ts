@@ -188,10 +188,8 @@ const execute = async (
   const sessionId = `gateway-${view.consumer.id}`;
   if (tool.def) {
     const given = granted.length ? { grants: granted } : {};
-    const first = await deps.tools.run(
-      { name: tool.def.name, args, sessionId, ...given },
-      asker.signal,
-    );
+    const call = { name: tool.def.name, args, sessionId, ...given };
+    const first = await deps.tools.run(call, asker.signal, progress);
     if (first.ok || first.error.code !== 'needs-approval' || !first.ask) return first;
     if (
       !view.profile.meets.has('approval') ||
@@ -199,7 +197,7 @@ const execute = async (
     )
       return fail('denied', `${first.error.message} It was not approved.`);
     const grants = [...granted, first.ask.grant];
-    return deps.tools.run({ name: tool.def.name, args, sessionId, grants }, asker.signal);
+    return deps.tools.run({ name: tool.def.name, args, sessionId, grants }, asker.signal, progress);
   }
   if (tool.repo) return tool.repo.run(args, asker.signal);
   return deps.mcp.callTool(tool.info!.name, args, {

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -23,6 +24,7 @@ import { probeBwrap } from '../../workers/shared/sandbox-command.ts';
 import { GIT_WRITE } from '../trust/protected.ts';
 import { WORKER_YOUNG_GENERATION_MB, workerExecArgv, workerFile } from './entry.ts';
 import { whenAborted } from '../../workers/shared/abort.ts';
+import { SearchRelay } from './search-pool.ts';
 
 /**
  * One built-in tool call from the agent loop. `sessionId` picks the session's todo list;
@@ -50,15 +52,21 @@ export interface ToolsHostOptions {
 /** Seconds a non-bash task may run before the host gives up on it and frees its worker. */
 const TASK_TIMEOUT_S = 120;
 
-/** Tools whose time limit is `tools.searchLimits.timeout`, enforced by ending their worker. */
+/**
+ * Tools whose task leads a search: it asks for its chunks on its port, and they run here as tasks
+ * of their own on the pool's other threads.
+ */
 const SEARCH_TOOLS = new Set(['grep', 'glob']);
 
-const searchTimeout = (tool: string, seconds: number): string =>
-  `${tool} ran longer than ${seconds}s, the tools.searchLimits.timeout limit, and was stopped. ` +
-  (tool === 'grep'
-    ? 'The pattern may backtrack without end (nested quantifiers with a backreference or ' +
-      'lookaround, such as ^(a+)+\\1$): simplify it, or search a narrower path or glob.'
-    : 'Search a narrower path, or use a simpler pattern.');
+type Progress = (progress: { progress: number; total?: number; message?: string }) => void;
+
+/** Milliseconds one file may hold a search's thread: a quarter of its time, at most 5 s. */
+const fileMs = (seconds: number): number => Math.min(5000, Math.max(500, (seconds * 1000) / 4));
+
+const stuckMessage = (tool: string, file: string, ms: number): string =>
+  `${tool} was stopped: the pattern ran for more than ${ms / 1000}s on ${file} without getting ` +
+  'further. It may backtrack without end (nested quantifiers with a backreference or ' +
+  'lookaround, such as ^(a+)+\\1$): simplify it, or leave that file out with glob "!name".';
 
 const unsandboxedNote = (reason: string): string =>
   `note: bash is not sandboxed (${reason}); commands can write outside the workspace, read your ` +
@@ -77,12 +85,13 @@ export class ToolsHost {
   readonly #sessionsDir: string;
   #disabled: Set<string>;
   readonly #groups = new Set<number>();
+  /** Searches running whose chunks run on other threads (see #searchThreads). */
+  #leads = 0;
   readonly #running = new Set<Promise<ToolResult>>();
   readonly #cancelGraceMs: number;
   readonly #root: string;
   readonly #env: Env;
   readonly #outputsDir: string;
-  #tools: Config['tools'];
   #bwrap: Promise<BwrapProbe> | undefined;
   #noted = false;
 
@@ -94,7 +103,6 @@ export class ToolsHost {
     this.#outputsDir = paths.outputsDir;
     this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
     this.#maxThreads = options.maxThreads ?? 4;
-    this.#tools = options.tools;
     [this.#context, this.#disabled] = this.#settings(options.tools);
   }
 
@@ -122,7 +130,6 @@ export class ToolsHost {
    * call from now on (calls already running keep what they started with). The pool stays.
    */
   configure(tools: Config['tools']): void {
-    this.#tools = tools;
     [this.#context, this.#disabled] = this.#settings(tools);
   }
 
@@ -140,8 +147,7 @@ export class ToolsHost {
         maxFileBytes: tools.output.maxFileBytes,
         bashTimeout: tools.bash.timeout,
         bashMaxTimeout: tools.bash.maxTimeout,
-        searchMaxFiles: tools.searchLimits.maxFiles,
-        searchMaxBytes: tools.searchLimits.maxBytes,
+        searchSeconds: tools.searchLimits.timeout,
       },
       bash: {
         sandbox: tools.bash.sandbox,
@@ -183,7 +189,7 @@ export class ToolsHost {
    * is told to cancel (it ends its process groups); if its worker does not return within a grace
    * period, the worker is terminated and the groups it reported are killed from here.
    */
-  async run(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
+  async run(call: ToolCall, signal: AbortSignal, onProgress?: Progress): Promise<ToolResult> {
     if (!isBuiltinTool(call.name))
       return fail('invalid-args', `${call.name} is not a built-in tool`);
     if (this.#disabled.has(call.name))
@@ -193,7 +199,9 @@ export class ToolsHost {
     const parsed = parseToolArgs(call.name, call.args);
     if (!parsed.ok) return parsed.result;
     const context = await this.#contextFor(call);
-    return this.#runTask(call.name, parsed.args, context, this.#secondsFor(call.name), signal);
+    const search = SEARCH_TOOLS.has(call.name) ? { onProgress } : undefined;
+    const seconds = this.#secondsFor(call.name);
+    return this.#runTask(call.name, parsed.args, context, seconds, signal, search);
   }
 
   /**
@@ -213,22 +221,28 @@ export class ToolsHost {
     return result.ok && result.data ? (result.data as unknown as CommandOutcome) : result;
   }
 
-  /** One task in the pool, cancelled with `signal`, stopped after `seconds`. */
+  /**
+   * One task in the pool, cancelled with `signal`, stopped after `seconds`. A search's task
+   * (`search`) leads it: the chunks it asks for run as tasks of their own, progress is passed on.
+   */
   async #runTask(
     name: string,
     args: unknown,
     context: ToolContext,
     seconds: number,
     signal: AbortSignal,
+    search?: { onProgress: Progress | undefined },
   ): Promise<ToolResult> {
     const call = { name };
-    const isSearch = SEARCH_TOOLS.has(name);
     const terminate = new AbortController();
     const { port1, port2 } = new MessageChannel();
-    const endStarted = this.#watchGroups(port1, terminate.signal);
+    let onStuck = (_file: string) => {};
     const task: ToolTask = { tool: name, args, context, port: port2 };
+    const lead = search && this.#lead(task, port1, search.onProgress, (file) => onStuck(file));
+    const endStarted = this.#watchGroups(port1, terminate.signal, lead?.relay);
     const running = this.#pool
       .run(task, { signal: terminate.signal, transferList: [port2] })
+      .then((result) => lead?.finished(result) ?? result)
       .catch((error: unknown): ToolResult => {
         if (terminate.signal.aborted) return fail('canceled', `${call.name} was stopped`);
         const message = error instanceof Error ? error.message : String(error);
@@ -237,6 +251,7 @@ export class ToolsHost {
       .finally(() => {
         // A terminated worker could not end its groups. Its side of the port closes when the
         // thread is gone, so a late `spawned` still arrives and is ended by the handler above.
+        lead?.end();
         if (terminate.signal.aborted) endStarted();
         else port1.close();
         this.#running.delete(running);
@@ -252,19 +267,17 @@ export class ToolsHost {
         resolve(result);
       };
     });
+    onStuck = (file) => {
+      stop(fail('timeout', stuckMessage(call.name, file, fileMs(context.limits.searchSeconds))));
+      terminate.abort();
+    };
     const onAbort = () => stop(fail('canceled', `${call.name} was canceled`));
     // Also when it aborted while the context was made (bash waits for the bwrap probe).
     const offAbort = whenAborted(signal, onAbort);
-    const deadline = setTimeout(() => {
-      if (!isSearch)
-        return stop(
-          fail('timeout', `${call.name} did not finish within ${seconds}s and was stopped`),
-        );
-      // A search over its limit is most likely stuck in one regular expression: its worker
-      // cannot read a cancel message, so it is ended at once and the pool starts another.
-      stop(fail('timeout', searchTimeout(call.name, seconds)));
-      terminate.abort();
-    }, seconds * 1000);
+    const deadline = setTimeout(
+      () => stop(fail('timeout', `${call.name} did not finish within ${seconds}s and was stopped`)),
+      seconds * 1000,
+    );
     try {
       return await Promise.race([running, stopped]);
     } finally {
@@ -276,20 +289,65 @@ export class ToolsHost {
   /** Seconds a task of `tool` may run before the host stops it. */
   #secondsFor(tool: string): number {
     if (tool === 'bash') return this.#context.limits.bashMaxTimeout + 30;
-    return SEARCH_TOOLS.has(tool) ? this.#tools.searchLimits.timeout : TASK_TIMEOUT_S;
+    // A search answers at its own time budget; this only ends one that could not.
+    if (SEARCH_TOOLS.has(tool)) return this.#context.limits.searchSeconds + 30;
+    return TASK_TIMEOUT_S;
+  }
+
+  /**
+   * Threads a new search's chunks may run on besides its lead's: the machine's cores, within the
+   * pool's size less the leads running — so that leads, which wait for their chunks, can never
+   * hold every thread. 0: the search runs in its lead's thread alone.
+   */
+  #searchThreads(): number {
+    const free = this.#maxThreads - 1 - this.#leads;
+    return Math.max(0, Math.min(free, os.availableParallelism()));
+  }
+
+  /**
+   * Makes `task` a search's lead: its asks on `port` answered by a relay running its chunks on
+   * the pool (`searchThreads` of them at once, when there are threads to spare).
+   */
+  #lead(
+    task: ToolTask,
+    port: MessagePort,
+    onProgress: Progress | undefined,
+    onStuck: (file: string) => void,
+  ): { relay: SearchRelay; finished: (result: ToolResult) => ToolResult; end: () => void } {
+    const runTask = (chunk: ToolTask, end: AbortSignal) => this.#pool.run(chunk, { signal: end });
+    const ms = fileMs(task.context.limits.searchSeconds);
+    const relay = new SearchRelay(runTask, task.context, port, ms, onProgress, onStuck);
+    const helpers = this.#searchThreads();
+    if (helpers > 0) {
+      task.searchThreads = helpers;
+      this.#leads++;
+    }
+    return {
+      relay,
+      finished: (result) => {
+        relay.finish(result);
+        return result;
+      },
+      end: () => {
+        if (helpers > 0) this.#leads--;
+        relay.close();
+      },
+    };
   }
 
   /**
    * Keeps the process groups a task reports on `port`; a group reported after `terminated` is
-   * ended at once. Returns what ends the groups still running.
+   * ended at once; a search's asks go to its `relay`. Returns what ends the groups still running.
    */
-  #watchGroups(port: MessagePort, terminated: AbortSignal): () => void {
+  #watchGroups(port: MessagePort, terminated: AbortSignal, relay?: SearchRelay): () => void {
     const started = new Set<number>();
     port.on('message', (message: ToolPortMessage) => {
       if (message.type === 'spawned') {
         started.add(message.pid);
         this.#groups.add(message.pid);
         if (terminated.aborted) this.#endGroup(message.pid);
+      } else if (message.type !== 'exited') {
+        relay?.handle(message);
       } else {
         started.delete(message.pid);
         this.#groups.delete(message.pid);

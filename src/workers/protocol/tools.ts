@@ -7,6 +7,7 @@ import {
   type BuiltinToolName,
 } from './tool-names.ts';
 import type { BwrapProbe, ResourceLimits, SandboxMode } from './sandbox.ts';
+import type { SearchAsk, SearchReply } from './search.ts';
 import { fail, type ToolResult } from './tool-result.ts';
 
 /** Limits a tool call runs under, resolved from `tools.output` and `tools.bash` in config. */
@@ -19,10 +20,11 @@ export interface ToolLimits {
   bashTimeout: number;
   /** Seconds a `bash` command may ask for at most. */
   bashMaxTimeout: number;
-  /** Files `grep` and `glob` look at, at most, in one call. */
-  searchMaxFiles: number;
-  /** Bytes `grep` reads, at most, in one call. */
-  searchMaxBytes: number;
+  /**
+   * Seconds a `grep` or `glob` searches before it answers with what it found, marked incomplete
+   * (`tools.searchLimits.timeout`).
+   */
+  searchSeconds: number;
 }
 
 /** How `bash` runs: resolved from `tools.bash` and the places niffler keeps private. */
@@ -80,16 +82,25 @@ export interface ToolTask {
   args: unknown;
   context: ToolContext;
   port?: MessagePort;
+  /**
+   * grep and glob: their owner runs the chunks they ask for on `port` on other threads of the
+   * pool, this many at once (without it they search in their own thread).
+   */
+  searchThreads?: number;
 }
 
 /**
  * What a task tells its owner while it runs: the process groups it started, so the owner can end
  * them when it cancels the task (piscina then terminates the worker thread, which cannot).
  */
-export type ToolPortMessage = { type: 'spawned'; pid: number } | { type: 'exited'; pid: number };
+export type ToolPortMessage =
+  { type: 'spawned'; pid: number } | { type: 'exited'; pid: number } | SearchAsk;
 
-/** What the owner tells a running task: `cancel` aborts it (processes ended, result `canceled`). */
-export type ToolControlMessage = { type: 'cancel' };
+/**
+ * What the owner tells a running task: `cancel` aborts it (processes ended, result `canceled`);
+ * a search's asks are answered too.
+ */
+export type ToolControlMessage = { type: 'cancel' } | SearchReply;
 
 const path = (what: string) => z.string().describe(what);
 const count = (what: string, max: number) =>
@@ -124,19 +135,78 @@ export const EditFileArgs = z.object({
   replaceAll: z.boolean().optional().describe('Replace every occurrence (default false).'),
 });
 
+const page = {
+  head_limit: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .optional()
+    .describe(
+      'Show at most this many entries (lines, files or counts); 0 or absent: as many as fit.',
+    ),
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000_000)
+    .optional()
+    .describe(
+      'Skip this many entries first: to continue where a result stopped (it says the offset).',
+    ),
+};
+
 export const GlobArgs = z.object({
   pattern: z
     .string()
     .min(1)
-    .describe('Glob such as "src/**/*.ts"; a pattern without "/" matches file names at any depth.'),
+    .describe(
+      'Glob such as "src/**/*.ts" or "**/*.{ts,tsx}"; a pattern without "/" matches file names at any depth.',
+    ),
   path: path('Directory to search (default: the workspace root).').optional(),
+  ...page,
 });
 
+const lines = (what: string) =>
+  z.coerce.number().int().min(0).max(1000).optional().describe(`content: ${what}.`);
+
 export const GrepArgs = z.object({
-  pattern: z.string().min(1).describe('JavaScript regular expression searched line by line.'),
+  pattern: z
+    .string()
+    .min(1)
+    .describe('Regular expression (JavaScript syntax; a leading (?i) works) matched line by line.'),
   path: path('File or directory to search (default: the workspace root).').optional(),
-  glob: z.string().optional().describe('Only search files matching this glob, e.g. "*.ts".'),
-  ignoreCase: z.boolean().optional().describe('Match case-insensitively (default false).'),
+  glob: z
+    .string()
+    .optional()
+    .describe(
+      'Only files matching this glob, e.g. "*.ts" or "src/**/*.{ts,tsx}"; "!*.min.js" leaves files out.',
+    ),
+  type: z
+    .string()
+    .optional()
+    .describe(
+      "Only files of this type (ripgrep's names): js, ts, py, rust, go, java, c, cpp, md, json, yaml, …",
+    ),
+  output_mode: z
+    .enum(['content', 'files_with_matches', 'count'])
+    .optional()
+    .describe(
+      'content (default): matching lines as "path:line: text"; files_with_matches: the paths; count: "path: N" per file.',
+    ),
+  '-i': z.boolean().optional().describe('Match case-insensitively (default false).'),
+  ignoreCase: z.boolean().optional().describe('The same as -i.'),
+  '-n': z.boolean().optional().describe('content: show line numbers (default true).'),
+  '-A': lines('lines shown after each match'),
+  '-B': lines('lines shown before each match'),
+  '-C': lines('lines shown before and after each match'),
+  multiline: z
+    .boolean()
+    .optional()
+    .describe(
+      'Let a match span lines ("." matches a newline too), e.g. "struct \\{[\\s\\S]*?field".',
+    ),
+  ...page,
 });
 
 export const BashArgs = z.object({
@@ -243,13 +313,19 @@ const DESCRIPTIONS: Record<BuiltinToolName, { readOnly: boolean; description: st
   },
   glob: {
     readOnly: true,
-    description: 'Find files by glob pattern, honouring .gitignore. Returns paths sorted by name.',
+    description:
+      'Find files by glob pattern in the whole workspace, fast; skips what .gitignore, .ignore ' +
+      'and hidden names leave out (as ripgrep). Paths sorted by modification time, newest first. ' +
+      'A result that says [incomplete: ...] on its first line tells how to continue (offset or path).',
   },
   grep: {
     readOnly: true,
     description:
-      'Search file contents with a regular expression, honouring .gitignore. Returns ' +
-      '"path:line: text" for each matching line.',
+      'Search file contents with a regular expression in the whole workspace, fast; skips what ' +
+      '.gitignore, .ignore and hidden names leave out (as ripgrep), and binary files. ' +
+      'output_mode content gives "path:line: text" (-A/-B/-C for context), files_with_matches the ' +
+      'paths, count the matches per file; filter with glob or type; page with head_limit and ' +
+      'offset. A result that says [incomplete: ...] on its first line tells how to continue.',
   },
   bash: {
     readOnly: false,

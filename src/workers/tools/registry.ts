@@ -14,6 +14,8 @@ import { writeFile } from './write-file.ts';
 export interface ToolIo {
   signal: AbortSignal;
   port?: MessagePort;
+  /** grep and glob: the owner runs their chunks on this many threads (asked on `port`). */
+  searchThreads?: number;
 }
 
 /** The implementation of one built-in tool; arguments are already validated. */

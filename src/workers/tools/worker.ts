@@ -1,8 +1,11 @@
 import { COMMAND_TASK, isBuiltinTool, type BuiltinToolName } from '../protocol/tool-names.ts';
+import { SCAN_TASK, WALK_TASK, type ScanChunk, type WalkRequest } from '../protocol/search.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import type { CommandSpec, ToolArgs, ToolControlMessage, ToolTask } from '../protocol/tools.ts';
 import { TOOL_RUNS, type ToolIo, type ToolRun } from './registry.ts';
-import { fail, messageOf } from './result.ts';
+import { done, fail, messageOf } from './result.ts';
+import { scanChunk } from './search/scan.ts';
+import { walkFiles } from './search/walk-files.ts';
 import { whenAborted } from '../shared/abort.ts';
 
 /** Runs built-in `name` on arguments its host validated (`parseToolArgs`). */
@@ -25,11 +28,19 @@ export default async function runToolTask(
     if (message.type === 'cancel') controller.abort();
   });
   try {
-    const io = { signal: controller.signal, ...(task.port ? { port: task.port } : {}) };
+    const io = {
+      signal: controller.signal,
+      ...(task.port ? { port: task.port } : {}),
+      ...(task.searchThreads ? { searchThreads: task.searchThreads } : {}),
+    };
     if (task.tool === COMMAND_TASK)
       return await (
         await import('./command.ts')
       ).runCommand(task.args as CommandSpec, task.context, io);
+    // A search's pieces (the host hands them out): their result travels as `structured`.
+    if (task.tool === SCAN_TASK) return done('', { structured: scanChunk(task.args as ScanChunk) });
+    if (task.tool === WALK_TASK)
+      return done('', { structured: walkFiles(task.args as WalkRequest) });
     if (!isBuiltinTool(task.tool))
       return fail('invalid-args', `${task.tool} is not a built-in tool`);
     return await run(task.tool, task, io);

@@ -61,8 +61,7 @@ export const tempRepo = (limits: Partial<ToolLimits> = {}, autoRemove = true): T
       maxFileBytes: 1024 * 1024,
       bashTimeout: 120,
       bashMaxTimeout: 600,
-      searchMaxFiles: 20_000,
-      searchMaxBytes: 256 * 1024 * 1024,
+      searchSeconds: 30,
       ...limits,
     },
     // The process-group tests read pids the command prints: they run unsandboxed, where those

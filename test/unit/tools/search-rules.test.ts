@@ -18,7 +18,7 @@ const link = (rel: string, files: Record<string, string>, repo = false): ChainLi
     ...(files['.gitignore'] ? { gitignore: parseRules(files['.gitignore']) } : {}),
     ...(files['.ignore'] ? { ignore: parseRules(files['.ignore']) } : {}),
     ...(files['.rgignore'] ? { rgignore: parseRules(files['.rgignore']) } : {}),
-    ...(files.exclude ? { exclude: parseRules(files.exclude) } : {}),
+    ...(files['exclude'] ? { exclude: parseRules(files['exclude']) } : {}),
     repo,
   },
 });
