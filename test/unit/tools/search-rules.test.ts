@@ -31,6 +31,25 @@ describe('ripgrep ignore rules', () => {
     expect(ruleMatch(chain, 'build/out.js', false, inRepo)).toBeUndefined();
   });
 
+  it('one file: the last matching rule wins, between rules on names and rules on paths, asked again and again', () => {
+    const rules = parseRules('*.log\n!logs/keep.log\ndebug.log\n!important/*.log\nbuild/\n')!;
+    const cases: [string, string | undefined][] = [
+      ['a.log', 'ignore'], // a rule on names
+      ['logs/keep.log', 'whitelist'], // a later rule on a path wins over it
+      ['x/keep.log', 'ignore'], // that path rule is anchored: the same name elsewhere is not kept
+      ['logs/debug.log', 'ignore'], // a later rule on names wins over the earlier path rule
+      ['important/debug.log', 'whitelist'], // and a later path rule over it
+      ['build/', 'ignore'], // "dir/": a directory
+      ['src/build/', 'ignore'],
+      ['build', undefined], // a file of that name is not
+      ['a.txt', undefined],
+    ];
+    // Twice: the second time the names' answers are the ones kept from the first.
+    for (let round = 0; round < 2; round++)
+      for (const [path, expected] of cases)
+        expect([path, rules.match(path)]).toEqual([path, expected]);
+  });
+
   it('the last matching rule of a file wins; a nearer directory wins over a farther one', () => {
     const chain = [
       link('', { '.gitignore': '*.log\n!keep.log\n' }),

@@ -13,11 +13,11 @@ export type Match = 'ignore' | 'whitelist' | undefined;
 
 /** The rules of one directory, by the file they came from. */
 export interface DirRules {
-  rgignore?: Ignore;
-  ignore?: Ignore;
-  gitignore?: Ignore;
+  rgignore?: RuleSet;
+  ignore?: RuleSet;
+  gitignore?: RuleSet;
   /** `.git/info/exclude`, on a repository's top directory. */
-  exclude?: Ignore;
+  exclude?: RuleSet;
   /** The directory is a repository's top: git's rules above it do not reach into it. */
   repo?: boolean;
 }
@@ -33,41 +33,86 @@ export interface RuleContext {
   /** The chain's top is inside a git repository: .gitignore files apply (as in ripgrep). */
   inRepo: boolean;
   /** core.excludesFile's rules. */
-  global?: Ignore | undefined;
+  global?: RuleSet | undefined;
   /** Keep hidden files and directories (names starting with "."). */
   hidden: boolean;
 }
 
+/** One compiled rule of the `ignore` package: its regex, and whether it matches names alone. */
+interface CompiledRule {
+  regex: RegExp;
+  negative: boolean;
+  _basenameOnly: boolean;
+}
+
+/**
+ * The rules of one ignore file, asked about one path at a time: the last rule that matches the
+ * path itself says (the walk decides each directory on the way, so parents are not asked).
+ * Most rules match names alone (`node_modules`, `*.log`); which of those matches a name is kept
+ * per name (a tree repeats `index.js` and `package.json` thousands of times), and only the
+ * rules with a path in them are run on each path. The `ignore` package compiles the rules; its
+ * rule list is read for that, its public `checkIgnore` taken instead should a later version
+ * change the list's shape.
+ */
+export class RuleSet {
+  readonly #rules: CompiledRule[] | null;
+  readonly #pathRules: number[] = [];
+  readonly #byName = new Map<string, number>();
+
+  constructor(private readonly ignore: Ignore) {
+    const list = (ignore as unknown as { _rules?: { _rules?: unknown } })._rules?._rules;
+    const rules = Array.isArray(list) ? (list as CompiledRule[]) : null;
+    this.#rules =
+      rules && rules.every((r) => typeof r.negative === 'boolean' && r.regex instanceof RegExp)
+        ? rules
+        : null;
+    this.#rules?.forEach((rule, i) => rule._basenameOnly || this.#pathRules.push(i));
+  }
+
+  /** What the last rule matching `path` ("dir/" for a directory) says of it. */
+  match(path: string): Match {
+    const rules = this.#rules;
+    if (!rules) {
+      const result = this.ignore.checkIgnore(path);
+      return result.ignored ? 'ignore' : result.unignored ? 'whitelist' : undefined;
+    }
+    const name = nameOf(path);
+    let last = this.#byName.get(name);
+    if (last === undefined) {
+      last = -1;
+      for (let i = rules.length - 1; i >= 0; i--)
+        if (rules[i]!._basenameOnly && rules[i]!.regex.test(name)) {
+          last = i;
+          break;
+        }
+      this.#byName.set(name, last);
+    }
+    for (let k = this.#pathRules.length - 1; k >= 0 && this.#pathRules[k]! > last; k--) {
+      const rule = rules[this.#pathRules[k]!]!;
+      if (rule.regex.test(path)) return rule.negative ? 'whitelist' : 'ignore';
+    }
+    if (last < 0) return undefined;
+    return rules[last]!.negative ? 'whitelist' : 'ignore';
+  }
+}
+
+/** The last name of a path, with its "/" for a directory ("a/b/" → "b/"). */
+const nameOf = (path: string): string => {
+  const end = path.length - 1;
+  return path.slice(path.lastIndexOf('/', path[end] === '/' ? end - 1 : end) + 1);
+};
+
 /** Rules from the text of an ignore file, or undefined when it has none. Case matters, as in git. */
-export const parseRules = (text: string): Ignore | undefined => {
+export const parseRules = (text: string): RuleSet | undefined => {
   if (!/^\s*[^#\s]/m.test(text)) return undefined;
-  return ignore({ ignorecase: false }).add(text);
+  return new RuleSet(ignore({ ignorecase: false }).add(text));
 };
 
 /** True when an ignore file's text has a `!` rule (it may keep what git leaves out). */
 export const hasNegation = (text: string): boolean => /^!/m.test(text);
 
-/** The `ignore` package's rule list, which tests one path without its parent directories. */
-interface RuleList {
-  test(path: string, mode: 'regex'): { ignored: boolean; unignored: boolean };
-}
-
-/**
- * What the last rule matching `path` itself says. The walk decides each directory on the way, so
- * the rules are asked about the path alone — `ignore`'s rule list (its `.test()` would also test
- * every parent, and cache every answer). Its public `checkIgnore` is the fallback should a later
- * version of the package change the list's shape.
- */
-const matchOne = (rules: Ignore, path: string): { ignored: boolean; unignored: boolean } => {
-  const list = (rules as unknown as { _rules?: Partial<RuleList> })._rules;
-  return typeof list?.test === 'function' ? list.test(path, 'regex') : rules.checkIgnore(path);
-};
-
-const test = (rules: Ignore | undefined, sub: string, isDir: boolean): Match => {
-  if (!rules || sub === '') return undefined;
-  const result = matchOne(rules, isDir ? `${sub}/` : sub);
-  return result.ignored ? 'ignore' : result.unignored ? 'whitelist' : undefined;
-};
+const test = (rules: RuleSet | undefined, sub: string, isDir: boolean): Match =>
+  rules && sub !== '' ? rules.match(isDir ? `${sub}/` : sub) : undefined;
 
 /** `rel` relative to the chain link at `base` ('' for the top). */
 const below = (rel: string, base: string): string =>
