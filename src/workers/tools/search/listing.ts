@@ -36,6 +36,7 @@ export class Listing {
   #more: Promise<void>;
   readonly #runs: GitPaths[] = [];
   readonly #probed = new Set<string>();
+  #stopped = false;
 
   constructor(
     /** The real searched directory. */
@@ -128,7 +129,6 @@ export class Listing {
     this.#findRepositoryTop();
     this.probe(this.base, true);
     if (this.base && this.#leftOut(policy, global)) return false;
-    const others: string[] = [];
     let first = true;
     let started: () => void = () => undefined;
     const coming = new Promise<null>((resolve) => (started = () => resolve(null)));
@@ -139,22 +139,25 @@ export class Listing {
       }
       this.add(p, true);
     });
-    const untracked = gitPaths(
-      this.dir,
-      ['ls-files', '-z', '--others', '--exclude-standard'],
-      (p) => (this.indexDone ? this.add(p, true) : others.push(...p)),
-    );
-    this.#runs.push(index, untracked);
-    void untracked.stuck.then((isStuck) => (this.stuck ||= isStuck));
+    this.#runs.push(index);
     const end = await Promise.race([index.done, coming]);
     if (end && end.code !== 0) {
       this.stop();
       return false;
     }
     this.inRepo = true;
+    // The untracked files come after the index: git walks the whole directory for them, which
+    // would take the cores from the first files' search (and they are searched last anyway).
     void index.done.then(async () => {
       this.indexDone = true;
-      this.add(others.splice(0), true);
+      if (this.#stopped) return this.finish();
+      const untracked = gitPaths(
+        this.dir,
+        ['ls-files', '-z', '--others', '--exclude-standard'],
+        (p) => this.add(p, true),
+      );
+      this.#runs.push(untracked);
+      void untracked.stuck.then((isStuck) => (this.stuck ||= isStuck));
       this.warnings += (await untracked.done).stderr;
       this.finish();
     });
@@ -204,6 +207,7 @@ export class Listing {
 
   /** Stops git (the search ended early). */
   stop(): void {
+    this.#stopped = true;
     for (const run of this.#runs) run.stop();
   }
 }

@@ -227,8 +227,8 @@ export class Search {
     const chunk = this.#chunk(flight);
     const { exec } = this;
     const scanned =
-      flight.index === 0 && exec.inline && this.spec.headLimit !== undefined
-        ? exec.inline(chunk, this.signal)
+      flight.index === 0 && this.#firstInline()
+        ? exec.inline!(chunk, this.signal)
         : exec.scan(chunk, this.signal);
     const running = scanned.then((result) => {
       flight.result = result;
@@ -241,8 +241,16 @@ export class Search {
     running.catch(() => this.#halt('time', flight.start));
   }
 
+  /** The first chunk runs in this thread: a head_limit search, with the pool's threads. */
+  #firstInline(): boolean {
+    return this.exec.inline !== undefined && this.spec.headLimit !== undefined;
+  }
+
   #canDispatch(): boolean {
     if (this.stop || this.#expired || this.#flights.size >= this.exec.parallel) return false;
+    // A head_limit search's first chunk, run here, may be all it needs: nothing else competes
+    // with it for the cores until it is back.
+    if (this.#firstInline() && this.#committed === 0 && this.#flights.size > 0) return false;
     const waiting = this.listing.files.length - this.#next;
     if (waiting <= 0) return false;
     return waiting >= this.#size || this.listing.done || this.#flights.size === 0;
