@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { lstatSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ToolsSchema } from '../../../src/main/config/schema.ts';
 import { ToolsHost } from '../../../src/main/threads/tools.ts';
 import type { ToolContext } from '../../../src/workers/protocol/tools.ts';
@@ -82,6 +82,10 @@ const ways = {
   pool: (tool: string, args: unknown) =>
     host.run({ name: tool, args }, new AbortController().signal),
 };
+
+// Each test searches the whole tree, some several times (the pages): on a busy machine that
+// takes longer than the default bound.
+vi.setConfig({ testTimeout: 120_000 });
 
 describe.skipIf(!rgPath)('grep and glob on a 30,000-file tree, against ripgrep', () => {
   beforeAll(() => {
