@@ -36,7 +36,7 @@ let host: ToolsHost;
 const saved: Record<string, string | undefined> = {};
 
 const rg = (args: string[], cwd = tree.root): string[] =>
-  execFileSync(rgPath!, args, {
+  execFileSync(rgPath, args, {
     cwd,
     env: tree.env,
     encoding: 'utf8',
@@ -188,7 +188,7 @@ describe('grep and glob on a 30,000-file tree, against ripgrep', () => {
     const ours = lines(result).map((line) =>
       line === '--' ? line : /^.*?([:-])(\d+)\1 /.exec(line)!.slice(1).reverse().join(''),
     );
-    const theirs = execFileSync(rgPath!, ['-n', '-C', '2', tree.regex, file!], {
+    const theirs = execFileSync(rgPath, ['-n', '-C', '2', tree.regex, file!], {
       cwd: tree.root,
       env: tree.env,
       encoding: 'utf8',
