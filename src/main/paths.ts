@@ -190,6 +190,8 @@ export const nifflerPaths = (root: string, env: Env = process.env) => {
     gatewayTokenFile: path.join(home, 'gateway', `${key}.token`),
     /** Which protocol era each MCP server definition speaks (see negotiation.ts). */
     protocolsFile: path.join(home, 'mcp', 'protocols.json'),
+    /** Each MCP server's last catalog, for the next cold start (see kept-catalog.ts). */
+    catalogsDir: path.join(home, 'mcp', 'catalogs', key),
     repoConfigDir: path.join(root, '.niffler'),
     repoConfig: path.join(root, '.niffler', 'config.yaml'),
     mcpJson: path.join(root, '.mcp.json'),

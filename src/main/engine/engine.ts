@@ -44,9 +44,8 @@ import {
   mcpHandlers,
   serverInstructions,
   serversSettled,
-  startupWaitLeft,
-  waitForServers,
 } from './mcp-handlers.ts';
+import { awaitTurnServers } from './turn-servers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
 import { extensionHandlers } from '../extensions/handlers.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
@@ -459,7 +458,7 @@ export class Engine implements EngineHandlers {
       this.options.onActivity?.();
       try {
         // A sick server holds no prompt up for long: the turn goes on without its tools.
-        const statuses = await waitForServers(this, undefined, signal, startupWaitLeft(this));
+        const statuses = await awaitTurnServers(this, signal);
         return await session.prompt(
           params,
           {

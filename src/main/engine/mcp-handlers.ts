@@ -62,7 +62,10 @@ export const serverInstructions = (
     const server = servers.find((s) => s.name === status.name);
     const trusted =
       server && server.enabled && (server.trust === 'yours' || server.trust === 'trusted');
-    if (!trusted || status.state !== 'ready' || !status.instructions?.trim()) return [];
+    // A server still starting offers the instructions kept from its last run with its tools.
+    const offered =
+      status.state === 'ready' || (status.state === 'starting' && status.catalog === 'kept');
+    if (!trusted || !offered || !status.instructions?.trim()) return [];
     return [{ server: status.name, text: status.instructions }];
   });
 
@@ -164,6 +167,8 @@ export const leftOutNotices = (statuses: McpServerStatus[]): string[] =>
     switch (s.state) {
       case 'starting':
       case 'degraded':
+        // Its tools kept from the last run are in the turn, and a call of one waits for it.
+        if (s.state === 'starting' && s.catalog === 'kept') return [];
         return attemptOf(s) > 1 || s.state === 'degraded'
           ? [`server "${s.name}" is restarting (attempt ${attemptOf(s)}): ${out}`]
           : [`server "${s.name}" is still starting: ${out}`];

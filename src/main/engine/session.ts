@@ -523,6 +523,8 @@ export class Session {
         turn.steps > 1 &&
         (now.tools === undefined || now.tools !== built.tools || now.config !== built.config)
       ) {
+        for (const text of mcp.keptRevisionsSince?.(built.tools) ?? [])
+          io.emit({ type: 'notice', level: 'info', text });
         built = now;
         table = await this.#toolTable(turn.chain, params, model);
       }

@@ -27,6 +27,8 @@ export interface McpTools {
   listTools(): Promise<McpToolInfo[]>;
   /** Goes up whenever a server's tools change (absent: assume they may have). */
   readonly toolsVersion?: number;
+  /** Notices of kept catalogs that the live ones, arriving after tools version `version`, revised. */
+  keptRevisionsSince?(version: number | undefined): string[];
   callTool(
     name: string,
     args: Record<string, unknown>,

@@ -32,6 +32,7 @@ import { killGroup } from '../../workers/shared/process-group.ts';
 import { exitCause, startWorker } from './entry.ts';
 import { RpcChannel, type RpcProgress } from './rpc.ts';
 import { whenAborted } from '../../workers/shared/abort.ts';
+import { VERSION } from '../version.ts';
 
 const toOAuthSpec = (oauth: NonNullable<ResolvedServer['definition']['oauth']>): McpOAuthSpec => ({
   ...oauth,
@@ -138,6 +139,9 @@ export const mcpWorkerData = (
     serversDir: paths.serversDir,
     authDir: paths.authDir,
     protocolsFile: paths.protocolsFile,
+    catalogsDir: paths.catalogsDir,
+    version: VERSION,
+    startupWaitMs: (loaded?.config.mcp.startupWait ?? 5) * 1000,
     probe: options.probe ?? true,
     logLevel: loaded?.config.mcp.logLevel ?? 'info',
     maxOutputChars: loaded?.config.tools.output.maxChars ?? 30_000,
@@ -213,6 +217,8 @@ export class McpHost {
   private nextAsker = 1;
   private closing: Promise<void> | undefined;
   #toolsVersion = 0;
+  /** What the live catalogs that replaced kept ones changed, by the tools version they came at. */
+  readonly #revisions: { version: number; text: string }[] = [];
   private readonly onProcessExit = () => this.killServers('SIGKILL');
 
   private constructor(
@@ -285,6 +291,16 @@ export class McpHost {
     return this.rpc.request('list-tools', {});
   }
 
+  /**
+   * Notices of the servers whose live tools, arriving after `version`, differed from the ones
+   * kept from their last run (offered meanwhile): what a turn that offered them tells its user.
+   */
+  keptRevisionsSince(version: number | undefined): string[] {
+    return this.#revisions
+      .filter((r) => version === undefined || r.version > version)
+      .map((r) => r.text);
+  }
+
   listPrompts(): Promise<McpPromptInfo[]> {
     return this.rpc.request('list-prompts', {});
   }
@@ -341,11 +357,13 @@ export class McpHost {
   ): Promise<ToolResult> {
     const { signal, onProgress } = options;
     const asker = this.askerFor(options);
+    const waitMs = this.data.startupWaitMs;
     const params = {
       name,
       args,
       ...(onProgress ? { progress: true } : {}),
       ...(asker !== undefined ? { asker } : {}),
+      ...(waitMs !== undefined ? { waitMs } : {}),
     };
     // The worker enforces the server's timeout (reset by progress) and always replies.
     const call = this.rpc
@@ -422,6 +440,7 @@ export class McpHost {
    */
   async reconfigure(next: McpWorkerData): Promise<McpCalls['update-servers']['result']> {
     const before = this.data;
+    this.data = { ...this.data, startupWaitMs: next.startupWaitMs };
     const applied = await this.updateServers(next.servers);
     if (next.roots.join('\n') !== before.roots.join('\n')) await this.setRoots(next.roots);
     if (next.logLevel !== before.logLevel) await this.setLogLevel(next.logLevel);
@@ -563,6 +582,7 @@ export class McpHost {
         return;
       case 'tools-changed':
         this.#toolsVersion++;
+        if (event.kept) this.#noteRevision(event.server, event.kept);
         this.emit(event);
         return;
       case 'prompts-changed':
@@ -600,6 +620,23 @@ export class McpHost {
         );
         return;
     }
+  }
+
+  #noteRevision(
+    server: string,
+    kept: NonNullable<Extract<McpEvent, { type: 'tools-changed' }>['kept']>,
+  ): void {
+    const words = [
+      kept.added.length ? `new: ${kept.added.join(', ')}` : '',
+      kept.removed.length ? `gone: ${kept.removed.join(', ')}` : '',
+      kept.changed.length ? `changed: ${kept.changed.join(', ')}` : '',
+    ].filter(Boolean);
+    this.#revisions.push({
+      version: this.#toolsVersion,
+      text: `server "${server}" is ready, and its tools changed since the last run (${words.join('; ')}): the next request has them as they are now`,
+    });
+    // A few per server start; the oldest go (a turn asks only for those since it began).
+    if (this.#revisions.length > 32) this.#revisions.shift();
   }
 
   private askerOf(asker: number | undefined) {

@@ -22,6 +22,8 @@ export interface CallOptions {
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** Who made the call (echoed on the server's requests meanwhile; see `call-scope.ts`). */
   asker?: number;
+  /** How long a call waits for its server to finish starting (`mcp.startupWait`); unbounded when absent. */
+  waitMs?: number;
 }
 
 const validators = new WeakMap<object, StandardSchemaV1<unknown>['~standard']>();

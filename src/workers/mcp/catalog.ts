@@ -185,6 +185,11 @@ export class CatalogKeeper {
       }
   }
 
+  /** Until when each part's listing is fresh by the server's cache hint (`ttlMs`), where it gave one. */
+  freshness(): Partial<Record<CatalogPart, number>> {
+    return Object.fromEntries(this.expires);
+  }
+
   /** A tool by its own name, looked up in a map rebuilt only when the catalog changes. */
   tool(name: string): Tool | undefined {
     if (this.indexed !== this.catalog) {

@@ -31,6 +31,8 @@ export class ServerConnection extends ServerBase {
     this.move(gateEventOf(this.spec) ?? 'stop', false);
     await this.endGeneration('was stopped', () => `server "${this.name}" was stopped`);
     this.keeper.detach(true);
+    this.catalogSource = 'none';
+    this.kept = undefined;
     this.ctx.changed(this, 'status');
     this.ctx.changed(this, 'tools');
   }
@@ -86,6 +88,7 @@ export class ServerConnection extends ServerBase {
     this.ctx.log('info', 'server ready', fields);
     // The catalog first: whoever waits for `ready` finds the tools announced already.
     this.move('connected', false);
+    this.replacedKept();
     this.ctx.changed(this, 'tools');
     this.ctx.changed(this, 'status');
   }
@@ -97,6 +100,7 @@ export class ServerConnection extends ServerBase {
     // Stopped or restarted by hand while the failed attempt was being closed: that decides.
     if (next !== this.generation) return;
     const message = `server "${this.name}" ${reason}`;
+    this.dropKept('the server did not start');
     if (authError || waited)
       this.authFailed(authError?.kind ?? 'needs-auth', authError?.message ?? message);
     else this.failed(message);

@@ -11,9 +11,12 @@ import type { ServerBase } from './server-base.ts';
 // calls were seen to do), its prompts, resources and resource templates, each tagged with the
 // server. Plain data, copied: nothing main holds reaches back into a connection.
 
-export const toolsOf = (conn: ServerBase, names: NameTable): McpToolInfo[] => {
-  const facts = (tool: string) => conn.factsOf(tool);
-  return conn.tools.flatMap((tool) => {
+/** What the listings read of a server: its name, catalog, and what its tools' calls were seen to do. */
+type Listed = Pick<ServerBase, 'name' | 'catalog'> & Partial<Pick<ServerBase, 'factsOf'>>;
+
+export const toolsOf = (conn: Listed, names: NameTable): McpToolInfo[] => {
+  const facts = (tool: string) => conn.factsOf?.(tool);
+  return conn.catalog.tools.flatMap((tool) => {
     const name = modelName(names, { server: conn.name, tool: tool.name });
     if (!name) return [];
     return [
@@ -32,7 +35,7 @@ export const toolsOf = (conn: ServerBase, names: NameTable): McpToolInfo[] => {
   });
 };
 
-export const promptsOf = (conn: ServerBase): McpPromptInfo[] =>
+export const promptsOf = (conn: Listed): McpPromptInfo[] =>
   conn.catalog.prompts.map((p) => ({
     server: conn.name,
     name: p.name,
@@ -40,7 +43,7 @@ export const promptsOf = (conn: ServerBase): McpPromptInfo[] =>
     ...(p.arguments ? { arguments: p.arguments.map((a) => ({ ...a })) } : {}),
   }));
 
-export const resourcesOf = (conn: ServerBase): McpResourceInfo[] =>
+export const resourcesOf = (conn: Listed): McpResourceInfo[] =>
   conn.catalog.resources.map((r) => ({
     server: conn.name,
     uri: r.uri,
@@ -49,7 +52,7 @@ export const resourcesOf = (conn: ServerBase): McpResourceInfo[] =>
     ...(r.mimeType ? { mimeType: r.mimeType } : {}),
   }));
 
-export const templatesOf = (conn: ServerBase): McpResourceTemplateInfo[] =>
+export const templatesOf = (conn: Listed): McpResourceTemplateInfo[] =>
   conn.catalog.templates.map((t) => ({
     server: conn.name,
     uriTemplate: t.uriTemplate,

@@ -28,8 +28,9 @@ import { complete, forward, getPrompt, readResource } from './extras.ts';
 import { VerdictStore } from './negotiation.ts';
 import { inCallScope } from './call-scope.ts';
 import { watchWorkspace } from './workspace-watch.ts';
+import { keptCatalogs, type KeptCatalogs } from './kept-catalog.ts';
 
-type Side = Omit<ClientSide, 'listChanged' | 'serverLog' | 'roots'>;
+export type Side = Omit<ClientSide, 'listChanged' | 'serverLog' | 'roots'>;
 
 /** JSON-RPC's internal error: what a forwarded request gets when no server answered it. */
 const INTERNAL_ERROR = -32603;
@@ -67,6 +68,7 @@ export class McpManager {
     data: McpWorkerData,
     private readonly emit: (event: McpEvent) => void,
     side: (server: string) => Side,
+    kept?: KeptCatalogs,
   ) {
     this.roots = data.roots.length ? data.roots : [data.root];
     this.logLevel = data.logLevel;
@@ -82,6 +84,7 @@ export class McpManager {
       health: withDefaults(data.health),
       verdicts: new VerdictStore(data.protocolsFile),
       probe: data.probe ?? true,
+      kept: kept ?? keptCatalogs(data, this.emit),
       side: (server) => ({
         ...side(server),
         roots: () => this.roots,
@@ -102,7 +105,21 @@ export class McpManager {
     };
     for (const spec of data.servers)
       this.connections.set(spec.name, new ServerConnection(spec, this.ctx));
+    this.adoptKeptCatalogs(data.servers);
     this.watchIfCaching();
+  }
+
+  /**
+   * The servers about to start offer the catalogs kept from their last run until their own
+   * arrive (see kept-catalog.ts); the catalogs of servers no longer configured go.
+   */
+  private adoptKeptCatalogs(specs: McpServerSpec[]): void {
+    this.ctx.kept.prune(specs.map((spec) => spec.name));
+    let adopted = false;
+    for (const conn of this.connections.values())
+      if (conn.spec.gate === 'startable' && conn.spec.autoStart)
+        adopted = conn.adoptKept() || adopted;
+    if (adopted) this.renameAll();
   }
 
   /** Starts every startable auto-start server without waiting for them. */
@@ -176,19 +193,40 @@ export class McpManager {
     }
   }
 
-  /** Calls a tool by its model-facing name; an unknown name is a `not-found` result. */
+  /**
+   * Calls a tool by its model-facing name; an unknown name is a `not-found` result. A call to a
+   * server still starting waits for it (at most `options.waitMs`), and then finds its tool in
+   * the catalog the server itself sent: a tool it no longer has (one kept from an earlier run,
+   * say) is unknown, as after a `list_changed`.
+   */
   callTool(name: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
     const ref = this.names.fromModel.get(name);
     const conn = ref && this.connections.get(ref.server);
-    if (!ref || !conn)
-      return Promise.resolve({
-        ok: false,
-        error: {
-          code: 'not-found',
-          message: `no MCP tool named "${name}"; the tools are: ${[...this.names.fromModel.keys()].slice(0, 50).join(', ') || 'none'}`,
-        },
-      });
-    return conn.call(ref.tool, args, options);
+    if (!ref || !conn) return Promise.resolve(this.notFound(name));
+    if (conn.state !== 'starting') return conn.call(ref.tool, args, options);
+    return this.callOnceStarted(conn, name, args, options);
+  }
+
+  private async callOnceStarted(
+    conn: ServerConnection,
+    name: string,
+    args: Record<string, unknown>,
+    options: CallOptions,
+  ): Promise<ToolResult> {
+    await conn.untilStarted(options.signal, options.waitMs);
+    const ref = this.names.fromModel.get(name);
+    if (conn.state === 'ready' && ref?.server !== conn.name) return this.notFound(name);
+    return conn.call(ref?.tool ?? name, args, options);
+  }
+
+  private notFound(name: string): ToolResult {
+    return {
+      ok: false,
+      error: {
+        code: 'not-found',
+        message: `no MCP tool named "${name}"; the tools are: ${[...this.names.fromModel.keys()].slice(0, 50).join(', ') || 'none'}`,
+      },
+    };
   }
 
   readResource(server: string, uri: string, signal: AbortSignal): Promise<ToolResult> {
@@ -382,7 +420,13 @@ export class McpManager {
         servers.add(conn.name);
         for (const server of servers) {
           const c = this.connections.get(server);
-          this.emit({ type: 'tools-changed', server, tools: c ? this.toolsOf(c) : [] });
+          const kept = c?.takeRevision();
+          this.emit({
+            type: 'tools-changed',
+            server,
+            tools: c ? this.toolsOf(c) : [],
+            ...(kept ? { kept } : {}),
+          });
         }
         return;
       }

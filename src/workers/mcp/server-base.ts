@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Client, Tool } from '@modelcontextprotocol/client';
 import type {
+  McpCatalogSource,
   McpLogLevel,
   McpToolFact,
   McpServerSpec,
@@ -13,12 +14,14 @@ import { redactKnown, redactString } from '../shared/redact.ts';
 import { Restarts, type Health } from './backoff.ts';
 import { callTool, type CallOptions } from './call.ts';
 import { inCallScope, relatedCall } from './call-scope.ts';
-import { CatalogKeeper, type Catalog, type CatalogPart } from './catalog.ts';
+import { CatalogKeeper, EMPTY_CATALOG, type Catalog, type CatalogPart } from './catalog.ts';
 import type { ClientSide } from './client-handlers.ts';
 import { Limiter } from './limiter.ts';
 import type { StartAttempt } from './attempt.ts';
 import { describeLoss } from './describe.ts';
 import { abortable, type ServerLink } from './link.ts';
+import { catalogRevision, type CatalogRevision } from './catalog-revision.ts';
+import type { KeptCatalog, KeptCatalogs } from './kept-catalog.ts';
 import { logFileName, ServerLog, ServerOutput, specSecrets } from './logs.ts';
 import { ServerStats } from './metrics.ts';
 import type { VerdictStore } from './negotiation.ts';
@@ -43,6 +46,8 @@ export interface ConnectionContext {
   verdicts: VerdictStore;
   /** May an `auto` server of unknown era be probed (see `McpWorkerData.probe`). */
   probe: boolean;
+  /** The servers' catalogs kept from earlier runs (see kept-catalog.ts). */
+  kept: KeptCatalogs;
   side: (server: string) => Omit<ClientSide, 'listChanged' | 'serverLog'> & {
     /** Where a server's log messages go besides its log file (the gateway's consumers). */
     forwardLog?: ClientSide['serverLog'];
@@ -93,6 +98,15 @@ export class ServerBase {
   protected authUrl: string | null = null;
   /** The attempt in progress: its deadline, and whether the browser was asked. */
   protected starting: StartAttempt | undefined;
+  /**
+   * Where the catalog held comes from: the server itself in this run (`live`), or the file kept
+   * from an earlier run while the server is still starting (`kept`); `none` without one.
+   */
+  catalogSource: McpCatalogSource = 'none';
+  /** The kept catalog adopted while the server starts (its serverInfo and instructions too). */
+  protected kept: KeptCatalog | undefined;
+  /** How the live catalog differed from the kept one it replaced, until announced. */
+  protected revision: CatalogRevision | undefined;
 
   constructor(
     public spec: McpServerSpec,
@@ -112,6 +126,7 @@ export class ServerBase {
       {
         changed: (part) => {
           if (part === 'tools') this.results.clear();
+          this.keep();
           this.ctx.changed(this, part);
           this.ctx.changed(this, 'status');
         },
@@ -177,9 +192,72 @@ export class ServerBase {
     return this.lastError?.message;
   }
 
+  /**
+   * Offers the catalog kept from an earlier run until the server's own arrives (a cold start
+   * builds its first request from it); `adoptKept` reads it for this very definition, if any.
+   */
+  adoptKept(): boolean {
+    const kept = this.ctx.kept.read(this.spec);
+    if (!kept) return false;
+    this.kept = kept;
+    this.keeper.catalog = kept.catalog;
+    this.catalogSource = 'kept';
+    return true;
+  }
+
+  /** The live catalog replaced the kept one: how they differ is announced once (`takeRevision`). */
+  protected replacedKept(): void {
+    if (this.catalogSource === 'kept' && this.kept) {
+      const revision = catalogRevision(this.kept.catalog, this.catalog);
+      if (revision) {
+        this.revision = revision;
+        this.log.write(
+          'niffler',
+          `the tools changed since they were kept: ${describeRevision(revision)}`,
+        );
+      }
+    }
+    this.kept = undefined;
+    this.catalogSource = 'live';
+    this.keep();
+  }
+
+  /** The kept catalog stands for a server that did not start: it is withdrawn, with a log line. */
+  protected dropKept(why: string): void {
+    if (this.catalogSource !== 'kept') return;
+    this.kept = undefined;
+    this.catalogSource = 'none';
+    this.keeper.catalog = EMPTY_CATALOG;
+    const message = `its kept catalog is withdrawn: ${why}`;
+    this.log.write('niffler', message);
+    this.ctx.log('warn', 'kept catalog withdrawn', { server: this.name, why });
+    this.ctx.changed(this, 'tools');
+  }
+
+  /** How the live catalog differed from the kept one, once (see `CatalogRevision`). */
+  takeRevision(): CatalogRevision | undefined {
+    const revision = this.revision;
+    this.revision = undefined;
+    return revision;
+  }
+
+  /** Keeps the live catalog on disk for the next cold start (unchanged: nothing is written). */
+  protected keep(): void {
+    const client = this.link?.client;
+    if (this.catalogSource !== 'live' || this.state !== 'ready' || !client) return;
+    const info = client.getServerVersion();
+    this.ctx.kept.save(this.spec, {
+      catalog: this.catalog,
+      serverInfo: info ? { name: info.name, version: info.version } : null,
+      instructions: client.getInstructions() ?? null,
+      freshUntil: this.keeper.freshness(),
+    });
+  }
+
   status(): McpServerStatus {
     const client = this.link?.client;
-    const info = client?.getServerVersion();
+    const kept = this.catalogSource === 'kept' ? this.kept : undefined;
+    const info = client?.getServerVersion() ?? kept?.serverInfo;
     return {
       name: this.spec.name,
       displayName: this.spec.displayName,
@@ -196,7 +274,8 @@ export class ServerBase {
       prompts: this.catalog.prompts.length,
       resources: this.catalog.resources.length,
       serverInfo: info ? { name: info.name, version: info.version } : null,
-      instructions: client?.getInstructions() ?? null,
+      instructions: client?.getInstructions() ?? kept?.instructions ?? null,
+      catalog: this.catalogSource,
       protocolVersion: (this.state === 'ready' && client?.getNegotiatedProtocolVersion()) || null,
       problems: this.problems.list(),
       cache: this.results.stats(),
@@ -213,14 +292,31 @@ export class ServerBase {
     this.results.clear();
   }
 
-  /** Runs one tool call: waits for a start in progress, queues for a slot, maps every failure. */
-  async call(
-    tool: string,
-    args: Record<string, unknown>,
-    options: CallOptions,
-  ): Promise<ToolResult> {
-    if (this.state === 'starting' && this.attempt)
-      await abortable(this.attempt, options.signal).catch(() => undefined);
+  /**
+   * Resolves once a start in progress has settled, or after `waitMs` (when given), or when
+   * `signal` aborts; at once when none is in progress.
+   */
+  async untilStarted(signal: AbortSignal, waitMs?: number): Promise<void> {
+    if (this.state !== 'starting' || !this.attempt) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bounded =
+      waitMs === undefined
+        ? this.attempt
+        : Promise.race([
+            this.attempt,
+            new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs))),
+          ]);
+    try {
+      await abortable(bounded, signal);
+    } catch {
+      // Aborted, or the attempt failed: the call says which.
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Runs one tool call: queues for a slot, maps every failure (the manager waits for a start). */
+  call(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
     return inCallScope(
       { server: this.name, tool, asker: options.asker, signal: options.signal },
       (scope) => callTool(this, tool, args, options, this.ctx, scope),
@@ -263,3 +359,11 @@ export class ServerBase {
     return this.spec.trace ? (line) => this.log.write('trace', line) : undefined;
   }
 }
+
+/** A revision in words: `+a, -b, ~c` (added, removed, changed). */
+export const describeRevision = (revision: CatalogRevision): string =>
+  [
+    ...revision.added.map((name) => `+${name}`),
+    ...revision.removed.map((name) => `-${name}`),
+    ...revision.changed.map((name) => `~${name}`),
+  ].join(', ');

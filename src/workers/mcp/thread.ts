@@ -8,7 +8,8 @@ import type {
 } from '../protocol/mcp.ts';
 import { toWire } from '../protocol/wire-error.ts';
 import { ambiguousCaller, relatedCall } from './call-scope.ts';
-import { McpManager } from './manager.ts';
+import { McpManager, type Side } from './manager.ts';
+import type { KeptCatalogs } from './kept-catalog.ts';
 import { whenAborted } from '../shared/abort.ts';
 
 /** A request from main that is answered by a result (or an error). */
@@ -38,8 +39,14 @@ export class McpWorkerThread {
   constructor(
     private readonly port: MessagePort,
     data: McpWorkerData,
+    private readonly early: { kept?: KeptCatalogs; held?: McpRequest[] } = {},
   ) {
-    this.#manager = new McpManager(data, this.#post, (server) => ({
+    this.#manager = new McpManager(data, this.#post, (server) => this.#side(server), early.kept);
+  }
+
+  /** How a server's requests of the user (elicitation) and of the model (sampling) reach main. */
+  #side(server: string): Side {
+    return {
       elicit: (elicitation, signal) =>
         ambiguousCaller(server)
           ? Promise.resolve({ action: 'decline', reason: ambiguous(server) })
@@ -68,18 +75,22 @@ export class McpWorkerThread {
               signal,
               { ok: false, reason: 'the server canceled the request' },
             ),
-    }));
+    };
   }
 
-  /** Listens to main, says `ready`, and starts the servers. */
+  /**
+   * Listens to main, says `ready` (unless the early answers did), and starts the servers; then
+   * takes the requests held back while the client code loaded.
+   */
   serve(): void {
     this.port.on('message', this.#receive);
     // If the thread is torn down without a shutdown request, no server process outlives it.
     process.on('exit', () => this.#manager.killAll());
     // Ready first: main goes on (its socket, its engine) while the servers are being spawned; its
     // requests are read only after they all have been.
-    this.#post({ type: 'ready' });
+    if (!this.early.held) this.#post({ type: 'ready' });
     this.#manager.startAll();
+    for (const request of this.early.held ?? []) this.#receive(request);
   }
 
   // Events leave one by one, as they happen (see RpcChannel.send for why never in batches).
@@ -132,6 +143,7 @@ export class McpWorkerThread {
         .callTool(request.name, request.args, {
           signal: controller.signal,
           ...(request.asker !== undefined ? { asker: request.asker } : {}),
+          ...(request.waitMs !== undefined ? { waitMs: request.waitMs } : {}),
           ...(request.progress
             ? { onProgress: (p) => this.#post({ type: 'progress', id: request.id, ...p }) }
             : {}),

@@ -6,6 +6,8 @@ import {
   type WorkerStart,
 } from '../shared/compile-cache.ts';
 import { spawnEarly } from './early-spawn.ts';
+import { EarlyAnswers } from './early-answers.ts';
+import { keptCatalogs } from './kept-catalog.ts';
 import { prepareParentDeath } from './parent-death.ts';
 
 // The MCP worker thread's entry. A cold start waits for the servers, so this loads as little as
@@ -31,6 +33,10 @@ const spawned = init.then((data) => {
 // The client code loads once the servers are spawned: its loading (a few tens of ms) holds the
 // thread, and a data message that came meanwhile would wait for it, and so would the servers.
 const data = await spawned;
+// The engine's first requests are answered from the servers' kept catalogs meanwhile.
+const kept = keptCatalogs(data, (event) => port.postMessage(event));
+const early = new EarlyAnswers(port, data, kept);
+early.listen();
 const { McpWorkerThread } = await import('./thread.ts');
-new McpWorkerThread(port, data).serve();
+new McpWorkerThread(port, data, { kept, held: early.handOver() }).serve();
 flushCompileCache();

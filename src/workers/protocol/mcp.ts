@@ -121,6 +121,15 @@ export interface McpWorkerData {
   /** `$NIFFLER_HOME/mcp/protocols.json`: which era each server definition speaks; memory only when absent. */
   protocolsFile?: string;
   /**
+   * `$NIFFLER_HOME/mcp/catalogs/<workspace-key>`: each server's last catalog, offered on a cold
+   * start until the server's own arrives (see kept-catalog.ts); none kept when absent.
+   */
+  catalogsDir?: string;
+  /** niffler's version: a catalog kept by another version is not used. */
+  version?: string;
+  /** How long a tool call waits for its server to finish starting (`mcp.startupWait`, in ms). */
+  startupWaitMs?: number;
+  /**
    * False where servers start anew for every command (no daemon): `auto` servers whose era is
    * not known yet connect with `initialize` instead of probing. Default true.
    */
@@ -256,6 +265,13 @@ export interface McpCallMetrics {
   p95Ms: number | null;
 }
 
+/**
+ * Where the catalog a server's status counts comes from: the server in this run (`live`), the one
+ * kept from an earlier run while the server is still starting (`kept`: a cold start offers its
+ * tools at once, and a call waits for the server), or none.
+ */
+export type McpCatalogSource = 'live' | 'kept' | 'none';
+
 export interface McpServerStatus extends McpCallMetrics {
   name: string;
   displayName: string;
@@ -275,6 +291,7 @@ export interface McpServerStatus extends McpCallMetrics {
   resources: number;
   serverInfo: { name: string; version: string } | null;
   instructions: string | null;
+  catalog: McpCatalogSource;
   /** The protocol revision negotiated (`2026-07-28`, `2025-11-25`…), while connected. */
   protocolVersion: string | null;
   /** The recent protocol problems of a connected server (bad tool annotations, a broken revision…). */
@@ -344,7 +361,14 @@ export type McpCalls = {
      * `asker`: the caller's number, echoed on the elicitation and sampling requests the server
      * makes during this call, so that they reach whoever made the call.
      */
-    params: { name: string; args: Record<string, unknown>; progress?: boolean; asker?: number };
+    params: {
+      name: string;
+      args: Record<string, unknown>;
+      progress?: boolean;
+      asker?: number;
+      /** How long to wait for a server still starting (`mcp.startupWait`); unbounded when absent. */
+      waitMs?: number;
+    };
     result: ToolResult;
   };
   /** A request passed to `server` as it is; its result (or JSON-RPC error) comes back whole. */
@@ -393,7 +417,16 @@ export type McpEvent =
   /** Progress of request `id` (a tool call); resets the caller's timeout. */
   | { type: 'progress'; id: number; progress: number; total?: number; message?: string }
   | { type: 'status'; status: McpServerStatus }
-  | { type: 'tools-changed'; server: string; tools: McpToolInfo[] }
+  /**
+   * `kept`: the server's live catalog has just replaced the one kept from an earlier run, and
+   * differed from it thus (tool names as the server names them).
+   */
+  | {
+      type: 'tools-changed';
+      server: string;
+      tools: McpToolInfo[];
+      kept?: { added: string[]; removed: string[]; changed: string[] };
+    }
   | { type: 'prompts-changed'; server: string }
   | { type: 'resources-changed'; server: string }
   | {

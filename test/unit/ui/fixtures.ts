@@ -23,6 +23,7 @@ export const server = (
   resources: 0,
   serverInfo: null,
   instructions: null,
+  catalog: 'none',
   protocolVersion: null,
   problems: [],
   cache: { hits: 0, misses: 0, entries: 0 },
