@@ -2,7 +2,8 @@
 import module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { absolutizePathVariables, homeProblem, nifflerHome } from '../main/paths.ts';
+import { startDaemonEarly } from '../main/daemon/spawn.ts';
+import { absolutizePathVariables, findWorkspace, homeProblem, nifflerHome } from '../main/paths.ts';
 import { VERSION } from '../main/version.ts';
 import { requireWithCodeCache } from './code-cache.ts';
 import { exitCode } from './exit-code.ts';
@@ -35,6 +36,38 @@ const fastRoute = (args: string[]): ((fast: typeof Fast) => Promise<void>) | und
   if (group === 'daemon' && verb === 'status' && only(['--json']))
     return (fast) => fast.daemonStatus(options);
   return undefined;
+};
+
+/** The command tree's top-level commands (program.ts): any other first word begins a prompt. */
+const COMMANDS = new Set([
+  'config',
+  'init',
+  'trust',
+  'tools',
+  'agents',
+  'task',
+  'undo',
+  'sessions',
+  'mcp',
+  'daemon',
+  'help',
+]);
+
+/**
+ * Whether `args` ask for a prompt or the interactive session, which talk to this workspace's
+ * daemon: then a daemon that does not run yet is started at once (`startDaemonEarly`), while the
+ * front-end loads. Anything else — a command, help, another directory, no daemon — leaves it to
+ * the command.
+ */
+const wantsDaemonSoon = (args: string[]): boolean => {
+  const never = ['--no-daemon', '-C', '--cwd', '-h', '--help', '-v', '--version'];
+  if (args.some((arg) => never.includes(arg) || arg.startsWith('--cwd='))) return false;
+  if (args.some((arg) => arg === '-p' || arg === '--prompt' || arg.startsWith('--prompt=')))
+    return true;
+  // The first word that is no option's value: a command's name, or a prompt's first word.
+  const valued = ['-m', '--model', '--set', '-r', '--resume', '--at-turn', '-a', '--agent'];
+  const first = args.find((arg, i) => !arg.startsWith('-') && !valued.includes(args[i - 1] ?? ''));
+  return first === undefined ? true : !COMMANDS.has(first);
 };
 
 /** A digest of dist/fast.cjs, set by the build (scripts/build-options.mjs). */
@@ -79,6 +112,7 @@ const main = async (argv: string[]): Promise<number> => {
     const fast = await loadFast();
     return route(fast).then(exitCode, (error: unknown) => fast.reportError(error));
   }
+  if (wantsDaemonSoon(args)) startDaemonEarly(findWorkspace(process.cwd()).root);
   // Node caches the compiled code of the main build's modules on disk: later starts skip parsing
   // and compiling them. In $NIFFLER_HOME, never the shared temp directory, where another user
   // could plant an entry that then runs as you.

@@ -1,39 +1,13 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { NifflerError } from '../errors.ts';
 import { isSameProcess, reapGroups } from '../../workers/shared/process-group.ts';
 import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
-import { distFile, isSourceRun, workerExecArgv } from '../threads/entry.ts';
 import { connectSocket, type EngineClient } from './client.ts';
 import { daemonTimeoutMs, isUnresponsive, notResponding } from './deadline.ts';
 import { isNoDaemon } from './one-shot.ts';
 import { readPidFile } from './pid-file.ts';
-
-/**
- * glibc's malloc gives each thread that allocates its own arena, each holding on to what it
- * freed: with five threads and their helpers that is several MiB at a turn's peak. Two arenas
- * are plenty for a process that mostly waits. Set only for the daemon (and only where the user
- * has not chosen): `NIFFLER_DAEMON_ARENA` tells it to take both out of its environment again
- * (daemon/main.ts), so its tools and servers start with the user's.
- */
-const daemonEnv = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv =>
-  env['MALLOC_ARENA_MAX'] === undefined
-    ? { ...env, MALLOC_ARENA_MAX: '2', NIFFLER_DAEMON_ARENA: '1' }
-    : { ...env };
-
-/**
- * The daemon entry: `dist/daemon.js` in a build, the TypeScript source in dev and tests (through
- * tsx, named by its resolved path as for the workers: a run from source works from any directory).
- */
-const daemonCommand = (): { file: string; execArgv: string[] } =>
-  isSourceRun()
-    ? {
-        file: fileURLToPath(new URL('./main.ts', import.meta.url)),
-        execArgv: workerExecArgv(),
-      }
-    : { file: fileURLToPath(distFile('daemon.js')), execArgv: [] };
+import { spawnDaemon, takeEarlyStart, type Started } from './spawn.ts';
 
 /**
  * True while process `pid` runs. A zombie (exited, not yet reaped — some containers' init reaps
@@ -65,6 +39,13 @@ export function connectDaemon(options: ConnectOptions): Promise<EngineClient | n
 export async function connectDaemon(options: ConnectOptions): Promise<EngineClient | null> {
   const paths = nifflerPaths(options.root, options.env);
   const timeoutMs = daemonTimeoutMs(options.env);
+  // The bin may have started this workspace's daemon already (see startDaemonEarly): once it
+  // answers (or that failed), the loop below connects, or starts one as usual.
+  const early = takeEarlyStart(options.root);
+  if (early) {
+    if (options.start !== false) options.onStarting?.();
+    await early.catch(() => undefined);
+  }
   // The longest way: a daemon of another version answers and leaves; the one we start finds it
   // still holding the lock while it stops; the next one starts; then we connect — four rounds.
   for (let attempt = 0; attempt < 4; attempt++) {
@@ -151,9 +132,6 @@ export const waitUntil = async (
   return false;
 };
 
-/** What starting a daemon came to: it runs, or another daemon holds the workspace's lock. */
-type Started = 'ready' | { holder: number | null };
-
 /** Takes the start lock, or waits for whoever holds it to finish starting the daemon. */
 const startDaemon = async (options: ConnectOptions): Promise<Started> => {
   const paths = nifflerPaths(options.root, options.env);
@@ -194,58 +172,6 @@ const startDaemon = async (options: ConnectOptions): Promise<Started> => {
     'timeout',
     `the niffler daemon did not start within ${Math.round(timeoutMs / 1000)} s; see ${paths.daemonLog}`,
   );
-};
-
-/** Spawns `daemon.js` detached; resolves when it says `ready` (or `busy PID`: another runs). */
-const spawnDaemon = async (options: ConnectOptions, timeoutMs: number): Promise<Started> => {
-  // Needed only when no daemon runs: kept off the warm path (~3 ms to load).
-  const { spawn } = await import('node:child_process');
-  const paths = nifflerPaths(options.root, options.env);
-  mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
-  const stderrFile = path.join(paths.logsDir, `daemon-${paths.key}.stderr.log`);
-  const stderr = openSync(stderrFile, 'a', 0o600);
-  const { file, execArgv } = daemonCommand();
-  const child = spawn(process.execPath, [...execArgv, file, '--root', options.root], {
-    cwd: options.root,
-    env: daemonEnv(options.env ?? process.env),
-    detached: true,
-    stdio: ['ignore', 'pipe', stderr],
-  });
-  closeSync(stderr);
-  return new Promise<Started>((resolve, reject) => {
-    const timer = setTimeout(
-      () => fail(`did not answer within ${Math.round(timeoutMs / 1000)} s`),
-      timeoutMs,
-    );
-    const settle = (started: Started) => {
-      clearTimeout(timer);
-      child.stdout?.destroy();
-      child.removeAllListeners('close');
-      child.unref();
-      resolve(started);
-    };
-    const fail = (why: string) => {
-      clearTimeout(timer);
-      child.stdout?.destroy();
-      child.unref();
-      reject(
-        new NifflerError(
-          'daemon-unreachable',
-          `the niffler daemon ${why}; see ${stderrFile} and ${paths.daemonLog}`,
-        ),
-      );
-    };
-    let said = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      said += chunk.toString();
-      const busy = /^busy (\d+|\?)$/m.exec(said);
-      if (busy) settle({ holder: busy[1] === '?' ? null : Number(busy[1]) });
-      else if (/^ready$/m.test(said)) settle('ready');
-    });
-    // 'close', not 'exit': by then everything it said on stdout has been read.
-    child.once('close', (code, signal) => fail(`exited at start (${signal ?? `code ${code}`})`));
-    child.once('error', (error) => fail(`could not be started: ${error.message}`));
-  });
 };
 
 /**

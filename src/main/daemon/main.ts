@@ -30,6 +30,7 @@ try {
   await runDaemon({
     root: path.resolve(root),
     startedAt: Math.round(performance.timeOrigin),
+    promptSoon: process.argv.includes('--for-prompt'),
     onListening: () => {
       if (!process.stdout.isTTY) process.stdout.write('ready\n');
       flushCompileCache();

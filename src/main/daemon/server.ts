@@ -27,6 +27,8 @@ export interface DaemonOptions {
   onBusy?: (holder: number | null) => void;
   /** Epoch ms the daemon process started (`mcp.startupWait` is counted from it); default now. */
   startedAt?: number;
+  /** Started for a prompt (`--for-prompt`): the API worker starts at once (see EngineOptions). */
+  promptSoon?: boolean;
 }
 
 /**
@@ -134,6 +136,7 @@ const startEngine = async (
     onConfig: (loaded) => hooks.onConfig(loaded.config),
     mcpWorker: hooks.mcpWorker,
     ...(options.startedAt ? { startedAt: options.startedAt } : {}),
+    ...(options.promptSoon ? { promptSoon: true } : {}),
   };
   // The config first, and the MCP worker given its servers: they spawn while the rest loads.
   const { beginEngine } = await import('../engine/boot.ts');

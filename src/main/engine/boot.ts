@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import { nifflerPaths } from '../paths.ts';
+import { ApiHost, resolveModelSpec } from '../threads/api.ts';
 import { McpHost, mcpWorkerData } from '../threads/mcp.ts';
 import type { EngineOptions } from './engine.ts';
 
@@ -9,6 +10,8 @@ export interface EngineStart {
   loaded: LoadedConfig | null;
   configError: string | null;
   mcp: Promise<McpHost>;
+  /** The API worker, when a prompt is on its way (`promptSoon`): already loading the model's library. */
+  api?: ApiHost;
 }
 
 /**
@@ -35,5 +38,20 @@ export const beginEngine = (options: EngineOptions): EngineStart => {
   );
   // Its failure is the caller's, when it awaits this (after loading the engine's code meanwhile).
   mcp.catch(() => undefined);
-  return { loaded, configError, mcp };
+  const api = options.promptSoon && loaded ? startApi(options, loaded) : undefined;
+  return { loaded, configError, mcp, ...(api ? { api } : {}) };
+};
+
+/**
+ * The API worker of a cold start that a prompt waits for: started right after the servers were
+ * spawned, loading the configured model's client library while the engine's code loads.
+ */
+const startApi = (options: EngineOptions, loaded: LoadedConfig): ApiHost => {
+  const api = new ApiHost({ log: options.log.child({ scope: 'api' }) });
+  try {
+    api.warm(resolveModelSpec(loaded.config, loaded.config.model, options.env ?? process.env));
+  } catch {
+    // No model configured, or no key: the turn says so itself.
+  }
+  return api;
 };

@@ -80,6 +80,11 @@ export interface EngineOptions {
   mcpWorker?: BootedMcpWorker;
   /** Epoch ms the daemon started (its process, for a daemon); default: when the engine is made. */
   startedAt?: number;
+  /**
+   * A prompt is on its way (a daemon started for one): the API worker starts, and loads the
+   * model's client library, as soon as the servers are spawned, not once they are ready.
+   */
+  promptSoon?: boolean;
 }
 
 interface ActiveTurn {
@@ -129,13 +134,14 @@ export class Engine implements EngineHandlers {
     loaded: LoadedConfig | null,
     configError: string | null,
     readonly mcp: McpHost,
+    api: ApiHost | undefined,
   ) {
     this.startedAt = options.startedAt ?? Date.now();
     this.paths = nifflerPaths(options.root, options.env);
     this.#loaded = loaded;
     if (loaded) this.#scripts.take(loaded);
     this.#configError = configError;
-    this.api = new ApiHost({ log: options.log.child({ scope: 'api' }) });
+    this.api = api ?? new ApiHost({ log: options.log.child({ scope: 'api' }) });
     this.approvals = new ApprovalStore(this.paths.approvalsFile, options.root);
     this.lsp = new LspService({
       root: options.root,
@@ -169,7 +175,7 @@ export class Engine implements EngineHandlers {
   static async create(options: EngineOptions, start = beginEngine(options)): Promise<Engine> {
     const { loaded, configError } = start;
     const mcp = await start.mcp;
-    const engine = new Engine(options, loaded, configError, mcp);
+    const engine = new Engine(options, loaded, configError, mcp, start.api);
     await engine.approvals.load();
     // Schedules run in a daemon, never in a one-off in-process engine; once the daemon holds
     // the engine (scheduling tells its idle timer).

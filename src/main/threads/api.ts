@@ -131,6 +131,8 @@ export class ApiHost {
   #closed = false;
   readonly #streams = new Map<number, EventQueue>();
   readonly #textOnly = new Set<string>();
+  /** The models the current worker has warmed (or is warming): once is enough. */
+  readonly #warmed = new Set<string>();
 
   constructor(options: ApiHostOptions = {}) {
     this.#log = options.log ?? silentLogger;
@@ -198,8 +200,9 @@ export class ApiHost {
    * unreferenced: warming keeps no process alive.
    */
   warm(model: ModelSpec): void {
-    if (this.#closed) return;
+    if (this.#closed || this.#warmed.has(modelKey(model))) return;
     const worker = this.#ensureWorker();
+    this.#warmed.add(modelKey(model));
     if (this.#streams.size === 0) worker.unref();
     this.#post({ type: 'warm', model });
   }
@@ -234,6 +237,7 @@ export class ApiHost {
     const worker = startWorker('api');
     this.#worker = worker;
     this.#ready = false;
+    this.#warmed.clear();
     worker.on('message', (message: ApiEvent) => this.#onMessage(message));
     worker.on('error', (error: Error) =>
       this.#log.error('api worker failed', { error: error.message }),
