@@ -7,4 +7,15 @@ export declare const buildOptions: (
 
 export declare const fastBuildOptions: (outdir: string) => BuildOptions;
 
-export declare const launcherBuildOptions: (outdir: string, fastBuild?: string) => BuildOptions;
+export declare const configBuildOptions: (
+  outdir: string,
+  entryPoints?: Record<string, string>,
+) => BuildOptions;
+
+export declare const zodBuildOptions: (outdir: string) => BuildOptions;
+
+export declare const launcherBuildOptions: (
+  outdir: string,
+  fastBuild?: string,
+  configBuild?: string,
+) => BuildOptions;

@@ -50,8 +50,13 @@ export const buildOptions = (entryPoints, outdir) => ({
 const launcherExternals = {
   name: 'launcher-externals',
   setup(build) {
-    build.onResolve({ filter: /^\.\/(fast|main)\.ts$/ }, (args) => ({
-      path: args.path === './fast.ts' ? './fast.cjs' : './main.js',
+    const bundles = {
+      './fast.ts': './fast.cjs',
+      './config-fast.ts': './config.cjs',
+      './main.ts': './main.js',
+    };
+    build.onResolve({ filter: /^\.\/(fast|config-fast|main)\.ts$/ }, (args) => ({
+      path: bundles[args.path],
       external: true,
     }));
   },
@@ -88,13 +93,18 @@ const commonJsOptions = (entryPoints, outdir) => {
  * esbuild options for `dist/cli.cjs`, the bin: `--version` and the routing to the fast path or the
  * main build, with nothing else in it.
  */
-export const launcherBuildOptions = (outdir, fastBuild = '') => {
+export const launcherBuildOptions = (outdir, fastBuild = '', configBuild = '') => {
   const options = commonJsOptions({ cli: 'src/ui/cli.ts' }, outdir);
   return {
     ...options,
-    // A digest of dist/fast.cjs, part of its code cache's key: a rebuild never meets the cache of
-    // the build before, even where file times are too coarse to tell them apart.
-    define: { ...options.define, __NIFFLER_FAST_BUILD__: JSON.stringify(fastBuild) },
+    // Digests of dist/fast.cjs and dist/config.cjs, part of their code caches' keys: a rebuild
+    // never meets the cache of the build before, even where file times are too coarse to tell
+    // them apart.
+    define: {
+      ...options.define,
+      __NIFFLER_FAST_BUILD__: JSON.stringify(fastBuild),
+      __NIFFLER_CONFIG_BUILD__: JSON.stringify(configBuild),
+    },
     plugins: [launcherExternals],
   };
 };
@@ -104,3 +114,50 @@ export const launcherBuildOptions = (outdir, fastBuild = '') => {
  * file, loaded by the launcher through a code cache (see src/ui/code-cache.ts).
  */
 export const fastBuildOptions = (outdir) => commonJsOptions({ fast: 'src/ui/fast.ts' }, outdir);
+
+/** The command modules dist/config.cjs runs (see src/ui/config-fast.ts); any other is left out. */
+const CONFIG_COMMANDS = new Set(['mcp.ts', 'config.ts', 'trust.ts', 'extensions.ts']);
+
+/**
+ * dist/config.cjs: niffler's own modules get lazy-zod.ts for `zod` (the entry alone gets the real
+ * one), and the command tree's other commands, which it never runs, are left out.
+ */
+const configCommands = {
+  name: 'config-commands',
+  setup(build) {
+    const lazyZod = path.resolve('src/main/config/lazy-zod.ts');
+    const entry = path.resolve('src/ui/config-fast.ts');
+    const own = (file) =>
+      file.startsWith(path.resolve('src')) || file.startsWith(path.resolve('test/fixtures'));
+    build.onResolve({ filter: /^zod$/ }, (args) =>
+      own(args.importer) && args.importer !== entry ? { path: lazyZod } : undefined,
+    );
+    // commander's spawning of executable subcommands (niffler has none): loaded on first use.
+    build.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      args.importer.includes(`${path.sep}commander${path.sep}`)
+        ? { path: path.resolve('scripts/lazy-child-process.cjs') }
+        : undefined,
+    );
+    // What the command tree's other commands run, and the daemon client a trust change uses.
+    build.onResolve({ filter: /^\.\/commands\/[\w-]+\.tsx?$|\/daemon\/lifecycle\.ts$/ }, (args) =>
+      args.kind === 'dynamic-import' && !CONFIG_COMMANDS.has(path.basename(args.path))
+        ? { path: path.resolve('scripts/not-a-config-command.cjs') }
+        : undefined,
+    );
+  },
+};
+
+/**
+ * esbuild options for `dist/config.cjs` (src/ui/config-fast.ts): one file, through a code cache.
+ * A test bundles its own entry this very way (`entryPoints`).
+ */
+export const configBuildOptions = (outdir, entryPoints = { config: 'src/ui/config-fast.ts' }) => {
+  const options = commonJsOptions(entryPoints, outdir);
+  return { ...options, plugins: [...options.plugins, configCommands] };
+};
+
+/** esbuild options for `dist/zod.cjs`: zod alone, which dist/config.cjs loads when it must. */
+export const zodBuildOptions = (outdir) => ({
+  ...commonJsOptions({ zod: 'scripts/zod-entry.mjs' }, outdir),
+  legalComments: 'linked',
+});

@@ -4,7 +4,13 @@ import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { buildOptions, fastBuildOptions, launcherBuildOptions } from './build-options.mjs';
+import {
+  buildOptions,
+  configBuildOptions,
+  fastBuildOptions,
+  launcherBuildOptions,
+  zodBuildOptions,
+} from './build-options.mjs';
 
 const entries = {
   main: 'src/ui/main.ts',
@@ -22,9 +28,14 @@ const entryPoints = Object.fromEntries(
 await rm('dist', { recursive: true, force: true });
 await build(buildOptions(entryPoints, 'dist'));
 await build(fastBuildOptions('dist'));
-const fastBuild = createHash('sha256')
-  .update(await readFile('dist/fast.cjs'))
-  .digest('hex')
-  .slice(0, 16);
-await build(launcherBuildOptions('dist', fastBuild));
+await build(configBuildOptions('dist'));
+await build(zodBuildOptions('dist'));
+const digest = async (file) =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex')
+    .slice(0, 16);
+await build(
+  launcherBuildOptions('dist', await digest('dist/fast.cjs'), await digest('dist/config.cjs')),
+);
 await chmod('dist/cli.cjs', 0o755);

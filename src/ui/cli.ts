@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { writeSync } from 'node:fs';
 import module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +8,7 @@ import { absolutizePathVariables, findWorkspace, homeProblem, nifflerHome } from
 import { VERSION } from '../main/version.ts';
 import { requireWithCodeCache } from './code-cache.ts';
 import { exitCode } from './exit-code.ts';
+import type * as ConfigCommands from './config-fast.ts';
 import type * as Fast from './fast.ts';
 
 // The bin entry, built as CommonJS (dist/cli.cjs): a CommonJS start skips Node's ES module loader,
@@ -14,11 +16,37 @@ import type * as Fast from './fast.ts';
 // It answers `--version` and the hot listings itself and hands everything else to dist/main.js.
 
 // `niffler … | head` closes the pipe early: that is the reader's choice, not an error.
-for (const stream of [process.stdout, process.stderr])
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
+const onStreamError = (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+};
+
+/**
+ * Gives process.stdout and process.stderr that handler when they are first used: Node makes each
+ * stream on first access (a few ms of loading its stream modules), and a command that prints
+ * nothing, or prints by hand (`--version`), should not pay for it.
+ */
+const handleClosedPipes = (): void => {
+  for (const name of ['stdout', 'stderr'] as const) {
+    const descriptor = Object.getOwnPropertyDescriptor(process, name);
+    const make = descriptor?.get?.bind(process);
+    if (!make || !descriptor?.configurable) {
+      process[name].on('error', onStreamError);
+      continue;
+    }
+    Object.defineProperty(process, name, {
+      configurable: true,
+      enumerable: descriptor.enumerable ?? true,
+      get() {
+        const stream = make() as NodeJS.WriteStream;
+        stream.on('error', onStreamError);
+        Object.defineProperty(process, name, { ...descriptor, get: () => stream });
+        return stream;
+      },
+    });
+  }
+};
+handleClosedPipes();
 
 const fromSource = import.meta.url.endsWith('.ts');
 
@@ -70,8 +98,48 @@ const wantsDaemonSoon = (args: string[]): boolean => {
   return first === undefined ? true : !COMMANDS.has(first);
 };
 
-/** A digest of dist/fast.cjs, set by the build (scripts/build-options.mjs). */
+/** Options of the root command that take a value (the next argument). */
+const VALUED = [
+  '-C',
+  '--cwd',
+  '-m',
+  '--model',
+  '--set',
+  '-r',
+  '--resume',
+  '--at-turn',
+  '-a',
+  '--agent',
+];
+
+/**
+ * Whether `args` are a command that answers from the config alone (`mcp list`, `config
+ * show|path`, `trust --diff`, `agents`) or help: those run from dist/config.cjs, which loads
+ * none of the rest (see config-fast.ts). The root's options come before the command (the
+ * command tree takes them only there); a prompt is never one.
+ */
+const isConfigCommand = (args: string[]): boolean => {
+  let at = 0;
+  for (; at < args.length && args[at]!.startsWith('-'); at++) {
+    const arg = args[at]!;
+    if (arg === '-p' || arg === '--prompt' || arg.startsWith('--prompt=')) return false;
+    if (arg === '-h' || arg === '--help') return true;
+    if (VALUED.includes(arg)) at++;
+  }
+  const [command, sub] = args.slice(at);
+  if (args.slice(at).some((arg) => arg === '-h' || arg === '--help') || command === 'help')
+    return true;
+  return (
+    (command === 'mcp' && sub === 'list') ||
+    (command === 'config' && (sub === 'show' || sub === 'path')) ||
+    (command === 'trust' && args.includes('--diff')) ||
+    command === 'agents'
+  );
+};
+
+/** Digests of dist/fast.cjs and dist/config.cjs, set by the build (scripts/build-options.mjs). */
 declare const __NIFFLER_FAST_BUILD__: string | undefined;
+declare const __NIFFLER_CONFIG_BUILD__: string | undefined;
 
 /** The fast path's bundle, through a code cache made after a run (see code-cache.ts). */
 const loadFast = async (): Promise<typeof Fast> =>
@@ -82,6 +150,20 @@ const loadFast = async (): Promise<typeof Fast> =>
         path.join(nifflerHome(), 'cache', 'code'),
         typeof __NIFFLER_FAST_BUILD__ === 'string' ? __NIFFLER_FAST_BUILD__ : '',
         { typicalRun: (fast) => fast.typicalRun() },
+      );
+
+const configBuild = (): string =>
+  typeof __NIFFLER_CONFIG_BUILD__ === 'string' ? __NIFFLER_CONFIG_BUILD__ : '';
+
+/** The config commands' bundle, through a code cache made after a run that needed no zod. */
+const loadConfigCommands = async (): Promise<typeof ConfigCommands> =>
+  fromSource
+    ? import('./config-fast.ts')
+    : requireWithCodeCache<typeof ConfigCommands>(
+        fileURLToPath(new URL('./config.cjs', import.meta.url)),
+        path.join(nifflerHome(), 'cache', 'code'),
+        configBuild(),
+        { typicalRun: (commands) => commands.typicalRun() },
       );
 
 /** The oldest Node niffler runs on; a checkout's npm scripts and npx bring their own (node@22). */
@@ -97,7 +179,12 @@ const main = async (argv: string[]): Promise<number> => {
   }
   const args = argv.slice(2);
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
-    process.stdout.write(`${VERSION}\n`);
+    // By hand: no stream to make for one line (a closed pipe is the reader's choice).
+    try {
+      writeSync(1, `${VERSION}\n`);
+    } catch {
+      // EPIPE, or no stdout at all.
+    }
     return 0;
   }
   // Before any file under $NIFFLER_HOME is read or written (the code cache first of all).
@@ -112,6 +199,8 @@ const main = async (argv: string[]): Promise<number> => {
     const fast = await loadFast();
     return route(fast).then(exitCode, (error: unknown) => fast.reportError(error));
   }
+  if (isConfigCommand(args))
+    return (await loadConfigCommands()).run(argv, configBuild() || 'source');
   if (wantsDaemonSoon(args)) startDaemonEarly(findWorkspace(process.cwd()).root);
   // Node caches the compiled code of the main build's modules on disk: later starts skip parsing
   // and compiling them. In $NIFFLER_HOME, never the shared temp directory, where another user

@@ -150,7 +150,7 @@ describe('bundle', () => {
     expect([...packages]).toEqual(['vscode-jsonrpc']);
   });
 
-  it('keeps the bin to routing: no package in it, only the fast path and the main build after it', async () => {
+  it('keeps the bin to routing: no package in it, only the fast paths and the main build after it', async () => {
     const [output, ...others] = Object.values(
       await outputsOf(launcherBuildOptions(path.join('dist', '.metafile-probe'))),
     );
@@ -163,7 +163,7 @@ describe('bundle', () => {
         .filter((i) => !isBuiltin(i.path))
         .map((i) => i.path)
         .sort(),
-    ).toEqual(['./fast.cjs', './main.js']);
+    ).toEqual(['./config.cjs', './fast.cjs', './main.js']);
   });
 });
 

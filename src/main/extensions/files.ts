@@ -1,4 +1,4 @@
-import { readdirSync, type Dirent } from 'node:fs';
+import { readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { readBoundedFileSync } from '../../workers/shared/bounded-read.ts';
 import { tildify, type Env } from '../paths.ts';
@@ -33,6 +33,8 @@ export interface DirOptions {
 }
 
 const entries = (dir: string): Dirent[] => {
+  // Most of these directories do not exist: asked without an error to make (a dozen per config).
+  if (!statSync(dir, { throwIfNoEntry: false })) return [];
   try {
     return readdirSync(dir, { withFileTypes: true });
   } catch {

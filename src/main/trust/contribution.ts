@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { isObject } from '../../workers/shared/is-object.ts';
 import type { ParsedFile } from '../config/source.ts';
 import { scriptParts } from './scripts.ts';
@@ -94,9 +93,15 @@ const canonical = (value: unknown): string =>
       : item,
   );
 
-/** SHA-256 of a value's canonical JSON (keys sorted). */
+/**
+ * SHA-256 of a value's canonical JSON (keys sorted). node:crypto is loaded on the first digest
+ * (~10 ms): a repository that contributes nothing, or one never trusted, needs none, and the
+ * config commands read such configs many times a minute.
+ */
 export const digestOf = (value: unknown): string =>
-  createHash('sha256')
+  process
+    .getBuiltinModule('node:crypto')
+    .createHash('sha256')
     .update(canonical(value ?? null))
     .digest('hex');
 
@@ -128,7 +133,15 @@ export const repositoryContribution = (
   const own = [...layers.flatMap(layerParts), ...extensions];
   const scripts = where ? scriptParts(own, where.root, where.home) : [];
   const parts = [...own, ...scripts].sort((a, b) => a.key.localeCompare(b.key));
-  return { parts, digest: digestOf(parts.map((p) => [p.key, p.value])) };
+  let digest: string | undefined;
+  return {
+    parts,
+    // Worked out when first asked (a trust record to compare with, `niffler trust`).
+    get digest() {
+      digest ??= digestOf(parts.map((p) => [p.key, p.value]));
+      return digest;
+    },
+  };
 };
 
 /** `data` without the settings among `parts` that were found in it (servers stay). */

@@ -1,5 +1,4 @@
 import type { LoadedConfig } from '../../main/config/load.ts';
-import { connectDaemon } from '../../main/daemon/lifecycle.ts';
 import { describeServer } from '../../main/config/redact.ts';
 import { promptFilesPresent } from '../../main/engine/context/prompt.ts';
 import { nifflerPaths, tildify } from '../../main/paths.ts';
@@ -18,6 +17,8 @@ type TrustOptions = GlobalOptions & { revoke?: boolean; diff?: boolean };
 /** Tells a running daemon of this repository to apply the new trust now; starts none. */
 /** `applied`, `no-daemon`, or why the daemon could not apply it. */
 const applyToDaemon = async (root: string): Promise<string> => {
+  // Only when trust changes: `trust --diff` runs without the client library (dist/config.cjs).
+  const { connectDaemon } = await import('../../main/daemon/lifecycle.ts');
   const client = await connectDaemon({ root, start: false, client: 'trust' }).catch(() => null);
   if (!client) return 'no-daemon';
   try {
