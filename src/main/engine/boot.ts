@@ -31,14 +31,17 @@ export const beginEngine = (options: EngineOptions): EngineStart => {
   if (configError) options.log.error('config invalid at start', { error: configError });
   // Without a daemon servers start anew for every command: no probe that costs a spawn each time.
   const probe = options.socket !== null;
+  // A prompt on its way: the servers' kept catalogs serve its first request, and the MCP worker
+  // loads its client code once that request has gone (McpWorkerData.deferClient).
+  const deferClient = options.promptSoon === true;
   const mcp = McpHost.start(
-    mcpWorkerData(options.root, loaded, paths, { env, probe }),
+    mcpWorkerData(options.root, loaded, paths, { env, probe, deferClient }),
     { logger: options.log.child({ scope: 'mcp' }) },
     options.mcpWorker,
   );
   // Its failure is the caller's, when it awaits this (after loading the engine's code meanwhile).
   mcp.catch(() => undefined);
-  const api = options.promptSoon && loaded ? startApi(options, loaded) : undefined;
+  const api = options.promptSoon && loaded ? startApi(options, loaded, mcp) : undefined;
   return { loaded, configError, mcp, ...(api ? { api } : {}) };
 };
 
@@ -46,8 +49,16 @@ export const beginEngine = (options: EngineOptions): EngineStart => {
  * The API worker of a cold start that a prompt waits for: started right after the servers were
  * spawned, loading the configured model's client library while the engine's code loads.
  */
-const startApi = (options: EngineOptions, loaded: LoadedConfig): ApiHost => {
-  const api = new ApiHost({ log: options.log.child({ scope: 'api' }) });
+const startApi = (options: EngineOptions, loaded: LoadedConfig, mcp: Promise<McpHost>): ApiHost => {
+  const api = new ApiHost({
+    log: options.log.child({ scope: 'api' }),
+    // Then everything else: the MCP worker's client code, which the servers need to be ready.
+    onFirstRequest: () =>
+      void mcp.then(
+        (host) => host.loadClient(),
+        () => undefined,
+      ),
+  });
   try {
     api.warm(resolveModelSpec(loaded.config, loaded.config.model, options.env ?? process.env));
   } catch {

@@ -116,6 +116,8 @@ const modelKey = (model: ModelSpec): string => `${model.provider} ${model.baseUr
 
 export interface ApiHostOptions {
   log?: Logger;
+  /** Called once, when the first request has been handed to the worker. */
+  onFirstRequest?: () => void;
 }
 
 /**
@@ -134,8 +136,11 @@ export class ApiHost {
   /** The models the current worker has warmed (or is warming): once is enough. */
   readonly #warmed = new Set<string>();
 
+  #onFirstRequest: (() => void) | undefined;
+
   constructor(options: ApiHostOptions = {}) {
     this.#log = options.log ?? silentLogger;
+    this.#onFirstRequest = options.onFirstRequest;
   }
 
   /** Streams one request. Break out of the loop or abort `signal` to cancel the HTTP stream. */
@@ -173,6 +178,9 @@ export class ApiHost {
     let finished = false;
     try {
       this.#post({ type: 'stream', id, request: this.#withMemory(request) });
+      const first = this.#onFirstRequest;
+      this.#onFirstRequest = undefined;
+      first?.();
       for (;;) {
         arm();
         const event = await queue.next();

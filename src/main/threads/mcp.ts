@@ -16,6 +16,7 @@ import type {
   McpLogLevel,
   McpOAuthSpec,
   McpPromptInfo,
+  McpRequest,
   McpResourceInfo,
   McpResourceTemplateInfo,
   McpSamplingAnswer,
@@ -120,7 +121,7 @@ export const mcpWorkerData = (
   root: string,
   loaded: LoadedConfig | null,
   paths: NifflerPaths,
-  options: { env?: Env; probe?: boolean } = {},
+  options: { env?: Env; probe?: boolean; deferClient?: boolean } = {},
 ): McpWorkerData => {
   const env = options.env ?? process.env;
   return {
@@ -143,6 +144,7 @@ export const mcpWorkerData = (
     version: VERSION,
     startupWaitMs: (loaded?.config.mcp.startupWait ?? 5) * 1000,
     probe: options.probe ?? true,
+    ...(options.deferClient ? { deferClient: true } : {}),
     logLevel: loaded?.config.mcp.logLevel ?? 'info',
     maxOutputChars: loaded?.config.tools.output.maxChars ?? 30_000,
   };
@@ -397,6 +399,14 @@ export class McpHost {
     const asker = this.nextAsker++;
     this.askers.set(asker, { onElicit: options.onElicit, onSample: options.onSample });
     return asker;
+  }
+
+  /**
+   * Tells a worker that defers its client code (`deferClient`) to load it now: the first request
+   * of the cold start has been sent. Ignored by a worker that has it.
+   */
+  loadClient(): void {
+    this.worker.postMessage({ type: 'load-client' } satisfies McpRequest);
   }
 
   /** Whether servers' log messages come as `server-log` events (off by default: they cost). */

@@ -89,6 +89,9 @@ export class EarlyAnswers {
   readonly #servers: Server[];
   readonly #held: McpRequest[] = [];
   readonly #listener = (request: McpRequest) => this.#receive(request);
+  /** Resolves `released`: main asked for the client code, or a request needs it. */
+  #release: () => void = () => {};
+  readonly #released = new Promise<void>((resolve) => (this.#release = resolve));
 
   constructor(
     private readonly port: MessagePort,
@@ -119,6 +122,21 @@ export class EarlyAnswers {
         this.#post({ type: 'status', status: statusOf(server, this.data.logsDir) });
   }
 
+  /** Whether every server that starts by itself offers a kept catalog (none starting: false). */
+  get allKept(): boolean {
+    const starting = this.#servers.filter((s) => firstState(s.spec) === 'starting');
+    return starting.length > 0 && starting.every((s) => s.kept);
+  }
+
+  /**
+   * Resolves once the client code is wanted: main says so (`load-client`, sent once the first
+   * request has gone), a request needs it (a call, a start…), or after `fallbackMs`.
+   */
+  released(fallbackMs: number): Promise<void> {
+    const timer = setTimeout(this.#release, fallbackMs);
+    return this.#released.finally(() => clearTimeout(timer));
+  }
+
   /** Stops answering; returns the requests held back, in the order they came. */
   handOver(): McpRequest[] {
     this.port.off('message', this.#listener);
@@ -128,8 +146,10 @@ export class EarlyAnswers {
   readonly #post = (event: McpEvent): void => this.port.postMessage(event);
 
   #receive(request: McpRequest): void {
+    if (request.type === 'load-client') return this.#release();
     if (!isEarly(request)) {
       this.#held.push(request);
+      this.#release();
       return;
     }
     this.#post({ type: 'result', id: request.id, value: this.#answer(request) });

@@ -13,7 +13,10 @@ import type { KeptCatalogs } from './kept-catalog.ts';
 import { whenAborted } from '../shared/abort.ts';
 
 /** A request from main that is answered by a result (or an error). */
-type Answered = Exclude<McpRequest, { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' }>;
+type Answered = Exclude<
+  McpRequest,
+  { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' | 'load-client' }
+>;
 
 /** Who made the call a request of `server` belongs to, as the engine numbered them. */
 const askerOf = (server: string): { asker?: number } => {
@@ -129,6 +132,8 @@ export class McpWorkerThread {
       case 'sampling-answer':
         this.#asks.get(request.requestId)?.(request.answer as never);
         return;
+      case 'load-client':
+        return; // loaded already
       default:
         this.#run(request);
     }

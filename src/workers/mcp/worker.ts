@@ -16,6 +16,8 @@ import { prepareParentDeath } from './parent-death.ts';
 // through the cache, while the servers boot. A daemon starts this thread before it reads its
 // config: then the data comes as the first message (McpHost.start).
 if (!parentPort) throw new Error('the MCP worker must run in a worker thread');
+/** How long a deferred load of the client code waits for the first request at most. */
+const DEFER_FALLBACK_MS = 3000;
 const port = parentPort;
 const start = workerData as WorkerStart<McpWorkerData>;
 enableCompileCache(start.compileCache);
@@ -37,6 +39,9 @@ const data = await spawned;
 const kept = keptCatalogs(data, (event) => port.postMessage(event));
 const early = new EarlyAnswers(port, data, kept);
 early.listen();
+// A cold start for a prompt whose servers' tools are all kept: the first request needs nothing
+// the client code does; it loads once that request has gone.
+if (data.deferClient && early.allKept) await early.released(DEFER_FALLBACK_MS);
 const { McpWorkerThread } = await import('./thread.ts');
 new McpWorkerThread(port, data, { kept, held: early.handOver() }).serve();
 flushCompileCache();

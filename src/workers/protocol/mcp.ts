@@ -130,6 +130,13 @@ export interface McpWorkerData {
   /** How long a tool call waits for its server to finish starting (`mcp.startupWait`, in ms). */
   startupWaitMs?: number;
   /**
+   * A prompt is on its way (a cold daemon started for one): when every server that starts by
+   * itself has a kept catalog, the worker answers from those and loads its client code (the SDK,
+   * a few hundred ms of a thread busy on two cores) only once the first request has been sent
+   * (`load-client`), another request needs it, or a few seconds have passed.
+   */
+  deferClient?: boolean;
+  /**
    * False where servers start anew for every command (no daemon): `auto` servers whose era is
    * not known yet connect with `initialize` instead of probing. Default true.
    */
@@ -407,7 +414,9 @@ export type McpRequest =
   /** Aborts request `id` (a call gets `notifications/cancelled`). */
   | { type: 'cancel'; id: number }
   | { type: 'elicitation-answer'; requestId: number; answer: McpElicitationAnswer }
-  | { type: 'sampling-answer'; requestId: number; answer: McpSamplingAnswer };
+  | { type: 'sampling-answer'; requestId: number; answer: McpSamplingAnswer }
+  /** The first request of a cold start has been sent: load the client code now (`deferClient`). */
+  | { type: 'load-client' };
 
 export type McpEvent =
   /** The worker has loaded and started its auto-start servers (not waiting for them). */
