@@ -8,6 +8,7 @@ import { absolutizePathVariables, findWorkspace, homeProblem, nifflerHome } from
 import { VERSION } from '../main/version.ts';
 import { requireWithCodeCache } from './code-cache.ts';
 import { exitCode } from './exit-code.ts';
+import { mark } from '../workers/shared/timeline.ts';
 import type * as ConfigCommands from './config-fast.ts';
 import type * as Fast from './fast.ts';
 
@@ -187,6 +188,7 @@ const main = async (argv: string[]): Promise<number> => {
     }
     return 0;
   }
+  mark('front-end started', true);
   // Before any file under $NIFFLER_HOME is read or written (the code cache first of all).
   absolutizePathVariables();
   const problem = homeProblem();

@@ -1,6 +1,9 @@
 import path from 'node:path';
 import { enableCompileCache, flushCompileCache } from '../../workers/shared/compile-cache.ts';
 import { homeProblem, nifflerHome } from '../paths.ts';
+import { mark } from '../../workers/shared/timeline.ts';
+
+mark('daemon process started', true);
 
 // The daemon process entry (dist/daemon.js): `node dist/daemon.js --root DIR`. Started detached by
 // a front-end; says `ready` on stdout (when it is a pipe) once its socket accepts connections, or

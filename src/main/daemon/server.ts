@@ -14,6 +14,7 @@ import { serveConnection } from './connection.ts';
 import { acquireLock } from './lock.ts';
 import { stopWhenRootGone } from './root-gone.ts';
 import { DaemonSocket } from './socket.ts';
+import { mark } from '../../workers/shared/timeline.ts';
 
 export interface DaemonOptions {
   root: string;
@@ -193,6 +194,7 @@ const serve = async (
   if (stopping) closeSocket();
   else cleanups.push(closeSocket);
   log.info('daemon listening', { socket: paths.socket });
+  mark('daemon listening');
   idle.arm(engine);
   engine.warmWhenIdle();
   options.onListening?.();

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NifflerError } from '../errors.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
+import { mark } from '../../workers/shared/timeline.ts';
 import { distFile, isSourceRun, workerExecArgv } from '../threads/entry.ts';
 
 // Starting a daemon: its command and environment, the spawn, and the wait for its first word. The
@@ -57,6 +58,7 @@ export const spawnDaemon = async (
     stdio: ['ignore', 'pipe', stderr],
   });
   closeSync(stderr);
+  mark('daemon spawned');
   return new Promise<Started>((resolve, reject) => {
     const timer = setTimeout(
       () => fail(`did not answer within ${Math.round(timeoutMs / 1000)} s`),

@@ -4,6 +4,7 @@ import { nifflerPaths } from '../paths.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
 import { McpHost, mcpWorkerData } from '../threads/mcp.ts';
 import type { EngineOptions } from './engine.ts';
+import { mark } from '../../workers/shared/timeline.ts';
 
 /** What an engine starts from: its config as read, and its MCP worker on the way. */
 export interface EngineStart {
@@ -26,6 +27,7 @@ export const beginEngine = (options: EngineOptions): EngineStart => {
   mkdirSync(paths.mcpLogsDir, { recursive: true, mode: 0o700 });
   const result = loadConfig({ root: options.root, env, flags: options.flags ?? [] });
   const loaded = result.ok ? result.value : null;
+  mark('config read');
   if (loaded) options.onConfig?.(loaded);
   const configError = result.ok ? null : result.error.message;
   if (configError) options.log.error('config invalid at start', { error: configError });

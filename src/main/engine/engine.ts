@@ -61,6 +61,7 @@ import { ConfigSchema, type Config } from '../config/schema.ts';
 import { LspService } from '../lsp/service.ts';
 import { lspHandlers } from '../lsp/handlers.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
+import { mark } from '../../workers/shared/timeline.ts';
 
 export interface EngineOptions {
   root: string;
@@ -459,6 +460,7 @@ export class Engine implements EngineHandlers {
       };
     },
     'session/prompt': async (params, { client, signal }) => {
+      mark('prompt received');
       const session = this.#session(params.sessionId);
       this.#active.set(session.id, { client, params, signal });
       this.options.onActivity?.();

@@ -14,6 +14,7 @@ import type {
 } from '../../workers/protocol/api.ts';
 import { exitCause, startWorker } from './entry.ts';
 import { whenAborted } from '../../workers/shared/abort.ts';
+import { mark } from '../../workers/shared/timeline.ts';
 
 /** Defaults for what config does not say: retries before the first token, and the stall timer. */
 export const DEFAULT_RETRY: RetrySettings = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
@@ -268,6 +269,7 @@ export class ApiHost {
     switch (message.type) {
       case 'ready':
         this.#ready = true;
+        mark('API worker ready');
         break;
       case 'event':
         this.#streams.get(message.id)?.push(message.event);

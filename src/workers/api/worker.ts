@@ -8,6 +8,7 @@ import {
 import type { WorkerLog } from './providers/provider.ts';
 import { canceled, loadProvider, runStream } from './run.ts';
 import { warmStream } from './warm.ts';
+import { mark } from '../shared/timeline.ts';
 
 if (!parentPort) throw new Error('the API worker must run in a worker thread');
 // The providers' client libraries are loaded on demand: through the cache from here on.
@@ -21,6 +22,7 @@ const active = new Map<number, AbortController>();
 port.on('message', (message: ApiRequest) => {
   switch (message.type) {
     case 'stream': {
+      mark('request sent to the API worker');
       const controller = new AbortController();
       active.set(message.id, controller);
       void runStream(

@@ -9,6 +9,7 @@ import { openLink, ProcessExited, type LinkContext } from './link.ts';
 import { gateEventOf, ServerBase } from './server-base.ts';
 import { transition, type ConnectionEvent } from './states.ts';
 import { isProcess, shouldFallBackToSse } from './transports.ts';
+import { mark } from '../shared/timeline.ts';
 
 /**
  * One MCP server: its link (SDK `Client` and transport), the lifecycle of `states.ts` (every
@@ -86,6 +87,7 @@ export class ServerConnection extends ServerBase {
     this.link!.listen((reason) => this.lost(gen, reason));
     const fields = { server: this.name, tools: this.tools.length, pid: this.processId };
     this.ctx.log('info', 'server ready', fields);
+    mark(`server ready ${this.name}`);
     // The catalog first: whoever waits for `ready` finds the tools announced already.
     this.move('connected', false);
     this.replacedKept();

@@ -4,6 +4,7 @@ import type { McpWorkerData } from '../protocol/mcp.ts';
 import { killGroup } from '../shared/process-group.ts';
 import { parentDeathWrapper } from './parent-death.ts';
 import { serverLaunch } from './server-launch.ts';
+import { mark } from '../shared/timeline.ts';
 
 // A cold start waits for its servers, and a server process takes longer to boot than the MCP
 // client code takes to load. So the worker's entry spawns the stdio servers that start with the
@@ -71,6 +72,7 @@ export const spawnEarly = (data: McpWorkerData): void => {
       child.once('error', entry.markGone);
       child.once('exit', entry.markGone);
       early.set(launchKey(argv, cwd, launch.env), entry);
+      if (early.size === 1) mark('first server spawned');
     } catch {
       // Its normal start tries again and says what went wrong.
     }

@@ -1,0 +1,212 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { nifflerPaths } from '../src/main/paths.ts';
+import { reply } from '../test/fixtures/fake-llm/reply.ts';
+import { startFakeLlm } from '../test/fixtures/fake-llm/server.ts';
+import { codexConfig, codexEnv, findCodex, startFakeResponses } from './codex.ts';
+import {
+  benchWorkspace,
+  fakeModelLines,
+  median,
+  serverBin,
+  type Bench,
+  type BenchResult,
+} from './harness.ts';
+
+// A cold `niffler -p` (no daemon yet) with three stdio servers (server-everything, -filesystem,
+// -memory): from starting the command to the model's receiving its first request, against Codex
+// (a native binary; see codex.ts) doing the same in the same run, interleaved:
+// - with the servers' catalogs kept from their last run (the second cold start in a repository
+//   onwards): the request is built from them while the servers start. Goal ≤ 0.6× Codex.
+// - on the very first start (no kept catalog): the servers are waited for. Goal ≤ 1.0× Codex.
+// And the cold start's timeline (NIFFLER_TIMELINE; src/workers/shared/timeline.ts): each step's
+// median time from the front-end's process start, with the catalogs kept.
+
+const ROUNDS = 5;
+
+/** The steps of the timeline, in the order they are reported (the servers' readiness: the last). */
+const STEPS = [
+  'daemon spawned',
+  'daemon process started',
+  'config read',
+  'first server spawned',
+  'daemon listening',
+  'prompt received',
+  'API worker ready',
+  'request sent to the API worker',
+];
+
+const bench: Bench = async () => {
+  const llm = await startFakeLlm({ fallback: reply().text('ok') });
+  const responses = await startFakeResponses();
+  const servers = (base: string) => [
+    {
+      name: 'everything',
+      command: process.execPath,
+      args: [serverBin('server-everything'), 'stdio'],
+    },
+    { name: 'filesystem', command: process.execPath, args: [serverBin('server-filesystem'), base] },
+    {
+      name: 'memory',
+      command: process.execPath,
+      args: [serverBin('server-memory')],
+      env: { MEMORY_FILE_PATH: path.join(base, 'memory.jsonl') },
+    },
+  ];
+  const ws = benchWorkspace((base) =>
+    [
+      ...fakeModelLines(llm.url, 'contextWindow: 32000'),
+      'mcpServers:',
+      ...servers(base).map(
+        (s) =>
+          `  ${s.name}: { command: ${JSON.stringify(s.command)}, args: ${JSON.stringify(s.args)}${s.env ? `, env: ${JSON.stringify(s.env)}` : ''} }`,
+      ),
+      '',
+    ].join('\n'),
+  );
+  const codex = await findCodex();
+  const codexHome = path.join(ws.base, 'codex-home');
+  mkdirSync(codexHome, { recursive: true });
+  writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(responses.url, servers(ws.base)));
+  const timeline = path.join(ws.base, 'timeline');
+  const catalogs = nifflerPaths(ws.repo, ws.env).catalogsDir;
+
+  /** ms from starting niffler -p, cold, to the model's request; with the timeline of the run. */
+  const niffler = async (kept: boolean) => {
+    await ws.niffler(['daemon', 'stop']);
+    if (!kept) rmSync(catalogs, { recursive: true, force: true });
+    rmSync(timeline, { force: true });
+    const seen = llm.requests.length;
+    const start = performance.timeOrigin + performance.now();
+    const run = execa(process.execPath, [path.resolve('dist/cli.cjs'), '-p', 'hi'], {
+      cwd: ws.repo,
+      env: { ...ws.env, NIFFLER_TIMELINE: timeline },
+      extendEnv: false,
+      stdin: 'ignore',
+      reject: false,
+    });
+    await llm.waitForRequests(seen + 1);
+    const ms = performance.timeOrigin + performance.now() - start;
+    await run;
+    // The servers' readiness is part of the timeline: wait for it before the next round.
+    await ws.niffler(['mcp', 'status', '--wait']);
+    return { ms, steps: readSteps(timeline) };
+  };
+  /** ms from starting codex exec to the fake's receiving its first request. */
+  const codexRun = async (binary: string) => {
+    const seen = responses.arrivals.length;
+    const start = performance.timeOrigin + performance.now();
+    await execa(binary, ['exec', '--skip-git-repo-check', '-s', 'read-only', 'hi'], {
+      cwd: ws.repo,
+      env: codexEnv(ws.env, codexHome),
+      extendEnv: false,
+      stdin: 'ignore',
+      reject: false,
+    });
+    const arrival = responses.arrivals[seen];
+    return arrival === undefined ? Number.NaN : arrival - start;
+  };
+
+  const kept: number[] = [];
+  const first: number[] = [];
+  const theirs: number[] = [];
+  const steps = new Map<string, number[]>();
+  try {
+    // Warm-up: the page cache, the code caches, and a first run that keeps the catalogs.
+    await niffler(false);
+    if ('binary' in codex) await codexRun(codex.binary);
+    for (let round = 0; round < ROUNDS; round++) {
+      const withKept = await niffler(true);
+      kept.push(withKept.ms);
+      for (const [step, at] of withKept.steps) steps.set(step, [...(steps.get(step) ?? []), at]);
+      first.push((await niffler(false)).ms);
+      if ('binary' in codex) theirs.push(await codexRun(codex.binary));
+    }
+  } finally {
+    await ws.remove();
+    await llm.close();
+    await responses.close();
+  }
+  return rows(kept, first, theirs, steps, codex);
+};
+
+/** The timeline of a run: each step's first time, in ms from the front-end's start. */
+const readSteps = (file: string): Map<string, number> => {
+  const lines = readFileSync(file, 'utf8').trim().split('\n');
+  const marks = lines.map((line) => {
+    const [time, , ...step] = line.split(' ');
+    return { time: Number(time), step: step.join(' ') };
+  });
+  const origin = marks.find((m) => m.step === 'front-end started')?.time ?? Number.NaN;
+  const steps = new Map<string, number>();
+  for (const { time, step } of marks) {
+    const name = step.startsWith('server ready') ? 'servers ready (the last)' : step;
+    if (name === 'servers ready (the last)')
+      steps.set(name, Math.max(steps.get(name) ?? 0, time - origin));
+    else if (!steps.has(name)) steps.set(name, time - origin);
+  }
+  return steps;
+};
+
+const rows = (
+  kept: number[],
+  first: number[],
+  theirs: number[],
+  steps: Map<string, number[]>,
+  codex: Awaited<ReturnType<typeof findCodex>>,
+): BenchResult[] => {
+  const request = median(kept);
+  const reference = 'binary' in codex && theirs.length ? median(theirs) : undefined;
+  if (reference === undefined)
+    process.stderr.write(
+      `  cold-prompt: the Codex rows are skipped: ${'skipped' in codex ? codex.skipped : 'Codex sent no request'}\n`,
+    );
+  const against = (name: string, ours: number[], goal: string): BenchResult =>
+    reference === undefined
+      ? {
+          name,
+          ours: median(ours),
+          baseline: median(first),
+          baselineName: 'niffler, first start (no Codex to compare)',
+          unit: 'ms',
+          ratio: median(ours) / median(first),
+          notes: `Codex row skipped: ${'skipped' in codex ? codex.skipped : 'no request'}`,
+        }
+      : {
+          name,
+          ours: median(ours),
+          baseline: reference,
+          baselineName: 'Codex exec, cold (native)',
+          unit: 'ms',
+          ratio: median(ours) / reference,
+          goal,
+          notes: `${ROUNDS} rounds interleaved; min ours ${Math.min(...ours).toFixed(0)} ms, min Codex ${Math.min(...theirs).toFixed(0)} ms`,
+        };
+  const timeline = [...STEPS, 'servers ready (the last)']
+    .filter((step) => steps.has(step))
+    .map((step): BenchResult => ({
+      name: `cold timeline (catalogs kept): ${step}`,
+      ours: median(steps.get(step)!),
+      baseline: request,
+      baselineName: 'the first model request',
+      unit: 'ms',
+      ratio: median(steps.get(step)!) / request,
+      notes: 'ms from the front-end process start',
+    }));
+  return [
+    against(
+      'cold -p, catalogs kept: start to the first model request (3 servers)',
+      kept,
+      '<= 0.6x',
+    ),
+    against(
+      'cold -p, first start in a repository: start to the first model request',
+      first,
+      '<= 1.0x',
+    ),
+    ...timeline,
+  ];
+};
+
+export default bench;
