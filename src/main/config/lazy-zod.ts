@@ -1,5 +1,5 @@
 import type * as Zod from 'zod';
-import { schemaId, type ParseMemo } from './parse-memo.ts';
+import type { ParseMemo } from './parse-memo.ts';
 
 // The `zod` of the config commands' bundle (dist/config.cjs; scripts/build-options.mjs points
 // `zod` here for niffler's own modules in that bundle only). Loading zod and building the config's
@@ -123,17 +123,15 @@ const RECORDED = Symbol('niffler.recorded-schema');
 
 /**
  * A schema as recorded: what it is made from — `z.<maker>(args)`, or another recorded schema's
- * `<method>(args)` — and, once needed, the schema itself and a text that says exactly how it
- * is made (its fingerprint: what the memo knows it by).
+ * `<method>(args)` — and, once needed, the schema itself and a text of exactly how it is made.
  */
 interface Recorded {
   readonly from: Recorded | string;
   readonly method: string;
   readonly args: unknown[];
   built?: Schema;
-  fingerprint?: string;
-  /** `schemaId` of the fingerprint, once a parse asked for it. */
-  id?: string;
+  /** The text of how it is made (`textOf`), once a parse asked. */
+  text?: string;
   parse?: (data: unknown, options?: unknown) => unknown;
   safeParse?: (data: unknown, options?: unknown) => unknown;
 }
@@ -166,20 +164,23 @@ const realArgs = (value: unknown): unknown => {
   return value;
 };
 
-/** The text of how `recorded` is made (see `Recorded`), worked out once. */
-const fingerprintOf = (recorded: Recorded): string => {
-  if (recorded.fingerprint === undefined) {
+/**
+ * The text of exactly how `recorded` is made (see `Recorded`), worked out once per schema (a
+ * config schema's is a few kilobytes): what the memo knows the schema by.
+ */
+const textOf = (recorded: Recorded): string => {
+  if (recorded.text === undefined) {
     const { from, method, args } = recorded;
-    const base = typeof from === 'string' ? from : fingerprintOf(from);
-    recorded.fingerprint = `${base}.${method}(${args.map(argText).join(',')})`;
+    const base = typeof from === 'string' ? from : textOf(from);
+    recorded.text = `${base}.${method}(${args.map(argText).join(',')})`;
   }
-  return recorded.fingerprint;
+  return recorded.text;
 };
 
 /** A text of an argument that tells apart any two that could build different schemas. */
 const argText = (value: unknown): string => {
   const recorded = recordedOf(value);
-  if (recorded) return fingerprintOf(recorded);
+  if (recorded) return textOf(recorded);
   if (value === undefined) return 'undefined';
   if (typeof value === 'function') return `fn(${value.toString()})`;
   if (value instanceof RegExp) return `re(${value.toString()})`;
@@ -196,8 +197,7 @@ const argText = (value: unknown): string => {
 const parser =
   (recorded: Recorded, safe: boolean) =>
   (data: unknown, options?: unknown): unknown => {
-    recorded.id ??= schemaId(fingerprintOf(recorded));
-    const key = memo?.key(recorded.id, data, options);
+    const key = memo?.key(textOf(recorded), data, options);
     const hit = key === undefined ? undefined : memo?.get(key);
     if (hit !== undefined) return safe ? { success: true, data: hit } : hit;
     const schema = built(recorded);

@@ -1,3 +1,5 @@
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { readStateFile, writeStateFile } from '../../workers/shared/state-file.ts';
 
 // The parses zod accepted, for the config commands' bundle (see lazy-zod.ts): per schema (as
@@ -33,24 +35,11 @@ export const plainJson = (value: unknown): string | undefined => {
   return plain ? JSON.stringify(value) : undefined;
 };
 
-/**
- * A short id of a schema's recorded text, for the memo's keys: two 32-bit FNV-1a hashes with
- * different seeds (not cryptographic: it only tells the few schemas of one build apart, and the
- * memo is per build).
- */
-export const schemaId = (fingerprint: string): string => {
-  let a = 0x811c9dc5;
-  let b = 0x9747b28c;
-  for (let i = 0; i < fingerprint.length; i++) {
-    const c = fingerprint.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
-  }
-  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
-};
-
 export class ParseMemo {
   #entries: Map<string, string> | undefined;
+  /** The schemas' texts (see lazy-zod.ts), each kept once: keys name them by their index. */
+  #schemas: string[] = [];
+  #schemaIndex = new Map<string, number>();
   #changed = false;
 
   /** `file`: where the memo of this `build` lives. */
@@ -59,12 +48,18 @@ export class ParseMemo {
     private readonly build: string,
   ) {}
 
-  /** The key of a parse of `data` (with `options`) by the schema `schema` (see `schemaId`). */
+  /** The key of a parse of `data` (with `options`) by the schema whose text is `schema`. */
   key(schema: string, data: unknown, options: unknown): string | undefined {
     const text = plainJson(data);
     const opts = options === undefined ? '' : plainJson(options);
     if (text === undefined || opts === undefined) return undefined;
-    return `${schema} ${opts} ${text}`;
+    this.#load();
+    let index = this.#schemaIndex.get(schema);
+    if (index === undefined) {
+      index = this.#schemas.push(schema) - 1;
+      this.#schemaIndex.set(schema, index);
+    }
+    return `${index} ${opts} ${text}`;
   }
 
   /** What zod gave for the parse `key`, as a new copy; undefined when not kept. */
@@ -92,30 +87,71 @@ export class ParseMemo {
   /** Writes the memo when a parse was added (a failure is only a slower next run). */
   save(): void {
     if (!this.#changed || !this.#entries) return;
-    const text = JSON.stringify({ build: this.build, entries: [...this.#entries] });
+    // Only the schemas some kept parse names (by index: renumbered as they are written).
+    const used = new Map<number, number>();
+    const entries = [...this.#entries].map(([key, output]) => {
+      const space = key.indexOf(' ');
+      const index = Number(key.slice(0, space));
+      if (!used.has(index)) used.set(index, used.size);
+      return [`${used.get(index)}${key.slice(space)}`, output];
+    });
+    const schemas = [...used.keys()].map((index) => this.#schemas[index]);
+    const text = JSON.stringify({ build: this.build, schemas, entries });
     if (text.length > MAX_BYTES) return;
     try {
       writeStateFile(this.file, text);
       this.#changed = false;
+      if (!this.#loadedFile) pruneOthers(this.file);
     } catch {
       // A read-only or full home: the next run parses with zod again.
     }
   }
+
+  /** Whether this build's memo was there to read (else this run is a new build's first). */
+  #loadedFile = false;
 
   #load(): Map<string, string> {
     if (this.#entries) return this.#entries;
     this.#entries = new Map();
     const read = readStateFile(this.file, MAX_BYTES);
     if (read.kind !== 'text') return this.#entries;
+    this.#loadedFile = true;
     try {
-      const data = JSON.parse(read.text) as { build?: unknown; entries?: unknown };
-      if (data.build === this.build && Array.isArray(data.entries))
-        for (const entry of data.entries)
-          if (Array.isArray(entry) && typeof entry[0] === 'string' && typeof entry[1] === 'string')
-            this.#entries.set(entry[0], entry[1]);
+      const data = JSON.parse(read.text) as {
+        build?: unknown;
+        schemas?: unknown;
+        entries?: unknown;
+      };
+      if (data.build !== this.build || !Array.isArray(data.schemas) || !Array.isArray(data.entries))
+        return this.#entries;
+      for (const schema of data.schemas) {
+        if (typeof schema !== 'string') return this.#entries;
+        this.#schemaIndex.set(schema, this.#schemas.push(schema) - 1);
+      }
+      for (const entry of data.entries)
+        if (Array.isArray(entry) && typeof entry[0] === 'string' && typeof entry[1] === 'string')
+          this.#entries.set(entry[0], entry[1]);
     } catch {
       // Not ours, or cut short: an empty memo.
     }
     return this.#entries;
   }
 }
+
+/** Memos kept of other builds (several installs may share a home), at most; the oldest go. */
+const OTHER_BUILDS = 3;
+
+/** Removes the memos of builds other than `file`'s but the most recent few. */
+const pruneOthers = (file: string): void => {
+  const dir = path.dirname(file);
+  try {
+    const others = readdirSync(dir)
+      .filter((name) => name.endsWith('.json') && name !== path.basename(file))
+      .map((name) => ({ name, at: statSync(path.join(dir, name)).mtimeMs }))
+      .sort((a, b) => b.at - a.at);
+    for (const { name } of others.slice(OTHER_BUILDS))
+      rmSync(path.join(dir, name), { force: true });
+  } catch {
+    // Nothing to prune, or not ours to: the memos are small.
+  }
+};

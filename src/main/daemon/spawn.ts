@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url';
 import { NifflerError } from '../errors.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
 import { mark } from '../../workers/shared/timeline.ts';
-import { distFile, isSourceRun, workerExecArgv } from '../threads/entry.ts';
 
 // Starting a daemon: its command and environment, the spawn, and the wait for its first word. The
 // front-end's bin (cli.ts) loads this too, to start a daemon for a prompt before it has loaded
@@ -26,13 +25,14 @@ const daemonEnv = (env: Env): Env =>
  * The daemon entry: `dist/daemon.js` in a build, the TypeScript source in dev and tests (through
  * tsx, named by its resolved path as for the workers: a run from source works from any directory).
  */
-const daemonCommand = (): { file: string; execArgv: string[] } =>
-  isSourceRun()
-    ? {
-        file: fileURLToPath(new URL('./main.ts', import.meta.url)),
-        execArgv: workerExecArgv(),
-      }
+const daemonCommand = async (): Promise<{ file: string; execArgv: string[] }> => {
+  // Only when a daemon is started: the bin loads this module at every start, and the module of
+  // the workers' entries loads node:worker_threads (25 internal modules).
+  const { distFile, isSourceRun, workerExecArgv } = await import('../threads/entry.ts');
+  return isSourceRun()
+    ? { file: fileURLToPath(new URL('./main.ts', import.meta.url)), execArgv: workerExecArgv() }
     : { file: fileURLToPath(distFile('daemon.js')), execArgv: [] };
+};
 
 /** What starting a daemon came to: it runs, or another daemon holds the workspace's lock. */
 export type Started = 'ready' | { holder: number | null };
@@ -48,7 +48,7 @@ export const spawnDaemon = async (
   mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
   const stderrFile = path.join(paths.logsDir, `daemon-${paths.key}.stderr.log`);
   const stderr = openSync(stderrFile, 'a', 0o600);
-  const { file, execArgv } = daemonCommand();
+  const { file, execArgv } = await daemonCommand();
   const args = [...execArgv, file, '--root', options.root];
   if (options.forPrompt) args.push('--for-prompt');
   const child = spawn(process.execPath, args, {

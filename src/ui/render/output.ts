@@ -1,13 +1,43 @@
+import { fstatSync, writeSync } from 'node:fs';
 import { stripVTControlCharacters } from 'node:util';
 import { NifflerError, exitCodeFor } from '../../main/errors.ts';
 
+/**
+ * Whether stdout is a terminal or a file, which a write by hand reaches at once: a short command
+ * then makes no stream (Node's first use of process.stdout loads its stream modules, a few ms). A
+ * pipe or socket gets the stream, which waits on a full pipe and handles its reader going away.
+ */
+let direct: boolean | undefined;
+
+const writeOut = (text: string): void => {
+  if (direct === undefined) {
+    try {
+      const stats = fstatSync(1);
+      direct = stats.isFile() || stats.isCharacterDevice();
+    } catch {
+      direct = false;
+    }
+  }
+  let rest = Buffer.from(text);
+  if (direct) {
+    try {
+      while (rest.length) rest = rest.subarray(writeSync(1, rest));
+      return;
+    } catch {
+      // EAGAIN on a terminal another program left non-blocking: the stream takes the rest.
+      direct = false;
+    }
+  }
+  process.stdout.write(rest);
+};
+
 /** The only writers to stdout/stderr outside the Ink app. */
 export const print = (text = ''): void => {
-  process.stdout.write(text.endsWith('\n') || text === '' ? text || '\n' : text + '\n');
+  writeOut(text.endsWith('\n') || text === '' ? text || '\n' : text + '\n');
 };
 
 export const printJson = (value: unknown): void => {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+  writeOut(JSON.stringify(value, null, 2) + '\n');
 };
 
 export const warn = (text: string): void => {

@@ -1,5 +1,4 @@
 import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
-import { chmod, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { writeAllSync } from './whole-write.ts';
 
@@ -23,6 +22,9 @@ export const writeAtomic = async (
   content: string | Uint8Array,
   mode = 0o644,
 ): Promise<void> => {
+  // Loaded on first use: the bin loads this module at every start (its code cache), and
+  // node:fs/promises brings a dozen internal modules.
+  const { chmod, open, rename, rm } = process.getBuiltinModule('node:fs/promises');
   const temp = tempOf(file);
   try {
     const handle = await open(temp, 'wx', mode);
