@@ -417,6 +417,11 @@ export interface DaemonStatus {
   uptimeMs: number;
   clients: number;
   runningTurns: number;
+  /**
+   * Sessions the daemon holds in memory: those an attached front-end opened or a turn runs on.
+   * Others are on disk only (a resume reads them back); absent from older daemons.
+   */
+  sessionsInMemory?: number;
   memory: { rssBytes: number; heapUsedBytes: number };
   configFiles: { kind: string; file: string; exists: boolean }[];
   configError: string | null;

@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { reply } from '../fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../fixtures/fake-llm/server.ts';
 import { CLI } from './cli.ts';
@@ -122,5 +122,36 @@ describe('niffler -p (built binary, fake LLM, real MCP server)', () => {
     expect(JSON.stringify(messages[3])).toContain('the answer is 42');
     const sessions = await ws.runJson<{ messages: number }[]>(['sessions']);
     expect(sessions[0]!.messages).toBe(5);
+  });
+  it('a daemon keeps no finished one-shot session in memory, and --continue still reads it back whole', async () => {
+    const { ws, llm } = await setup();
+    for (const n of [1, 2, 3]) {
+      llm.queue(
+        reply().tool('everything__echo', { message: `run ${n}` }),
+        reply().text(`done ${n}`),
+      );
+      expect((await ws.run(['-p', `echo run ${n}`])).stdout).toBe(`done ${n}`);
+    }
+    // The front-end has gone: its sessions go from memory once their SessionEnd hooks have run.
+    await vi.waitFor(
+      async () =>
+        expect(
+          (await ws.runJson<{ sessionsInMemory: number }>(['daemon', 'status'])).sessionsInMemory,
+        ).toBe(0),
+      { timeout: 10_000, interval: 50 },
+    );
+    llm.queue(reply().text('three runs'));
+    const again = await ws.run(['-p', '--continue', 'how many runs?']);
+    expect(again.stdout).toBe('three runs');
+    const messages = llm.requests.at(-1)!.body.messages as { role: string; content: unknown }[];
+    expect(messages.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+    ]);
+    expect(JSON.stringify(messages[3])).toContain('run 3');
   });
 });

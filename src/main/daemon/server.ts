@@ -14,6 +14,7 @@ import { serveConnection } from './connection.ts';
 import { acquireLock } from './lock.ts';
 import { stopWhenRootGone } from './root-gone.ts';
 import { DaemonSocket } from './socket.ts';
+import { collectWhenQuiet } from './quiet-gc.ts';
 import { mark } from '../../workers/shared/timeline.ts';
 
 export interface DaemonOptions {
@@ -161,7 +162,9 @@ const serve = async (
   const sockets = new Set<net.Socket>();
   // Undone first thing on stop: the idle timer, the pruning, the socket (as far as they exist).
   const idle = idleStop((reason) => void stop(reason));
-  const cleanups: (() => void)[] = [idle.clear];
+  // The garbage of the turns it ran, collected when it is quiet (quiet-gc.ts).
+  const garbage = collectWhenQuiet();
+  const cleanups: (() => void)[] = [idle.clear, garbage.clear];
 
   const stop = (reason: string): Promise<void> => {
     stopping ??= (async () => {
@@ -181,7 +184,10 @@ const serve = async (
   const engine: Engine = await startEngine(options, env, paths, log, {
     ...hooks,
     stop: (reason) => void stop(reason),
-    onActivity: () => idle.arm(engine),
+    onActivity: () => {
+      idle.arm(engine);
+      garbage.activity(engine);
+    },
   });
   cleanups.push(pruneOutputsNowAndThen(engine, paths, log));
   cleanups.push(stopWhenRootGone(options.root, (reason) => void stop(reason)));

@@ -114,6 +114,8 @@ export class Engine implements EngineHandlers {
   readonly #active = new Map<string, ActiveTurn>();
   /** The sessions each front-end opened: their SessionEnd hooks run when it goes. */
   readonly #opened = new Map<AttachedClient, Set<Session>>();
+  /** Sessions let go (see `#release`) whose transcripts are still being closed. */
+  readonly #closing = new Map<string, Promise<void>>();
   readonly #windows = new ContextWindows();
   #subagentSlots: Semaphore | undefined;
   #tasks: TaskRunner | undefined;
@@ -344,13 +346,33 @@ export class Engine implements EngineHandlers {
     }
   }
 
-  /** SessionEnd hooks of the sessions `client` opened, those running a turn excepted. */
+  /**
+   * SessionEnd hooks of the sessions `client` opened, those running a turn excepted; then each
+   * goes from memory unless someone else holds it (`#release`; one running a turn, once it ends).
+   */
   #endSessionsOf(client: AttachedClient, reason: string): void {
-    for (const session of this.#opened.get(client) ?? []) {
-      if (this.#active.has(session.id)) continue;
-      void session.hooks.end(reason);
-    }
+    const sessions = [...(this.#opened.get(client) ?? [])];
     this.#opened.delete(client);
+    for (const session of sessions) {
+      if (this.#active.has(session.id)) continue;
+      void session.hooks.end(reason).finally(() => this.#release(session));
+    }
+  }
+
+  /**
+   * Lets a session go from memory once nobody holds it — no attached front-end opened it and no
+   * turn runs on it. A daemon serving one-shot commands all day kept every session it ever ran,
+   * history and all; the transcript is on disk, and a resume reads it back.
+   */
+  #release(session: Session): void {
+    if (this.#active.has(session.id) || this.#sessions.get(session.id) !== session) return;
+    for (const held of this.#opened.values()) if (held.has(session)) return;
+    this.#sessions.delete(session.id);
+    const closing = session.close().catch(() => undefined);
+    this.#closing.set(session.id, closing);
+    void closing.then(() => {
+      if (this.#closing.get(session.id) === closing) this.#closing.delete(session.id);
+    });
   }
 
   broadcast<N extends EngineNotification>(name: N, params: EngineNotifications[N]): void {
@@ -428,6 +450,8 @@ export class Engine implements EngineHandlers {
       // An unknown profile is an error, never a fallback to another one.
       if (params.agent && this.#loaded)
         findAgent(usableExtensions(this.#loaded).extensions, params.agent);
+      // One just let go: its transcript is read back once it is whole on disk.
+      if (resumeId) await this.#closing.get(resumeId);
       if (resumeId && params.atTurn !== undefined)
         ({ session, warnings } = await Session.fork(deps, resumeId, params.atTurn));
       else if (resumeId) {
@@ -479,6 +503,7 @@ export class Engine implements EngineHandlers {
       } finally {
         this.#active.delete(session.id);
         if (this.#active.size === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+        this.#release(session);
         this.options.onActivity?.();
       }
     },
@@ -681,6 +706,7 @@ export class Engine implements EngineHandlers {
       uptimeMs: Date.now() - this.startedAt,
       clients: this.#clients.size,
       runningTurns: this.#active.size,
+      sessionsInMemory: this.#sessions.size,
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
       configFiles: this.#loaded?.files ?? [],
       configError: this.#configError,
@@ -839,6 +865,7 @@ export class Engine implements EngineHandlers {
     releaseIndex(this.paths.sessionsDir);
     await Promise.allSettled([...this.#sessions.values()].map((s) => s.hooks.end('other')));
     await Promise.allSettled([
+      ...this.#closing.values(),
       ...[...this.#sessions.values()].map((session) => session.close()),
       this.mcp.close(),
       this.lsp.close(),

@@ -216,6 +216,11 @@ export class ApiHost {
     this.#post({ type: 'warm', model });
   }
 
+  /** Has the worker, if it runs and streams nothing, collect its garbage (a quiet daemon). */
+  collectGarbage(): void {
+    if (this.#streams.size === 0) this.#post({ type: 'collect-garbage' });
+  }
+
   /** Whether `auto` moved this model to the text protocol in this process. */
   usesTextProtocol(model: ModelSpec): boolean {
     return this.#textOnly.has(modelKey(model));

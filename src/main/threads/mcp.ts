@@ -409,6 +409,11 @@ export class McpHost {
     this.worker.postMessage({ type: 'load-client' } satisfies McpRequest);
   }
 
+  /** Has the worker collect its garbage when no request of it runs (a quiet daemon). */
+  collectGarbage(): void {
+    this.worker.postMessage({ type: 'collect-garbage' } satisfies McpRequest);
+  }
+
   /** Whether servers' log messages come as `server-log` events (off by default: they cost). */
   setLogForwarding(on: boolean): Promise<object> {
     return this.rpc.request('set-log-forwarding', { on });

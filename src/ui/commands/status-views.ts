@@ -167,7 +167,7 @@ export const showDaemonStatus = (
   print(`socket   ${status.socket ?? '(in-process)'}`);
   const schedules = status.schedules ?? [];
   print(
-    `clients  ${status.clients} attached, ${status.runningTurns} turn(s) running; ${schedules.length ? `stays up while ${schedules.length} task schedule(s) are active` : `exits after ${status.idleMinutes} min idle`}`,
+    `clients  ${status.clients} attached, ${status.runningTurns} turn(s) running${status.sessionsInMemory === undefined ? '' : `, ${status.sessionsInMemory} session(s) in memory`}; ${schedules.length ? `stays up while ${schedules.length} task schedule(s) are active` : `exits after ${status.idleMinutes} min idle`}`,
   );
   for (const s of schedules)
     print(

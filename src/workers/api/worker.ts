@@ -8,6 +8,7 @@ import {
 import type { WorkerLog } from './providers/provider.ts';
 import { canceled, loadProvider, runStream } from './run.ts';
 import { warmStream } from './warm.ts';
+import { collectGarbage } from '../shared/gc.ts';
 import { mark } from '../shared/timeline.ts';
 
 if (!parentPort) throw new Error('the API worker must run in a worker thread');
@@ -35,6 +36,9 @@ port.on('message', (message: ApiRequest) => {
     }
     case 'cancel':
       active.get(message.id)?.abort(canceled());
+      break;
+    case 'collect-garbage':
+      if (active.size === 0) collectGarbage();
       break;
     case 'warm':
       loadProvider(message.model.provider)

@@ -147,6 +147,7 @@ export class EarlyAnswers {
 
   #receive(request: McpRequest): void {
     if (request.type === 'load-client') return this.#release();
+    if (request.type === 'collect-garbage') return;
     if (!isEarly(request)) {
       this.#held.push(request);
       this.#release();

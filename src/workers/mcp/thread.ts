@@ -11,11 +11,12 @@ import { ambiguousCaller, relatedCall } from './call-scope.ts';
 import { McpManager, type Side } from './manager.ts';
 import type { KeptCatalogs } from './kept-catalog.ts';
 import { whenAborted } from '../shared/abort.ts';
+import { collectGarbage } from '../shared/gc.ts';
 
 /** A request from main that is answered by a result (or an error). */
 type Answered = Exclude<
   McpRequest,
-  { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' | 'load-client' }
+  { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' | 'load-client' | 'collect-garbage' }
 >;
 
 /** Who made the call a request of `server` belongs to, as the engine numbered them. */
@@ -134,6 +135,9 @@ export class McpWorkerThread {
         return;
       case 'load-client':
         return; // loaded already
+      case 'collect-garbage':
+        if (this.#running.size === 0) collectGarbage();
+        return;
       default:
         this.#run(request);
     }

@@ -167,7 +167,9 @@ export type ApiRequest =
   | { type: 'cancel'; id: number }
   /** Load a provider's client library now, while nothing waits for it (the daemon at idle). */
   /** Load the model's client library and stream one answer from a loopback stub (warm.ts). */
-  | { type: 'warm'; model: ModelSpec };
+  | { type: 'warm'; model: ModelSpec }
+  /** The daemon has gone quiet: collect this thread's garbage (shared/gc.ts). */
+  | { type: 'collect-garbage' };
 
 /** API worker → main. */
 export type ApiEvent =

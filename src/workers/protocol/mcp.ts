@@ -416,7 +416,9 @@ export type McpRequest =
   | { type: 'elicitation-answer'; requestId: number; answer: McpElicitationAnswer }
   | { type: 'sampling-answer'; requestId: number; answer: McpSamplingAnswer }
   /** The first request of a cold start has been sent: load the client code now (`deferClient`). */
-  | { type: 'load-client' };
+  | { type: 'load-client' }
+  /** The daemon has gone quiet: collect this thread's garbage (shared/gc.ts). */
+  | { type: 'collect-garbage' };
 
 export type McpEvent =
   /** The worker has loaded and started its auto-start servers (not waiting for them). */
