@@ -30,6 +30,7 @@ if (problem) {
 enableCompileCache(path.join(nifflerHome(), 'cache', 'compile'));
 try {
   const { runDaemon } = await import('./server.ts');
+  mark('daemon code loaded');
   await runDaemon({
     root: path.resolve(root),
     startedAt: Math.round(performance.timeOrigin),
