@@ -1,8 +1,10 @@
-// The house in numbers: function lengths, file sizes and import cycles of src/. Fails (exit 1) on
-// a runtime import cycle — one made of static imports that load code, as opposed to `import type`
-// or lazy `import()` — since those make module start-up order matter. Run by `npm run lint`.
-// `--json` prints the figures for the closing notes of a change.
-import { readFileSync, readdirSync } from 'node:fs';
+// The house in numbers: function lengths, file sizes, import cycles, imports that point up the
+// layers of src/main, and exports nobody imports. Fails (exit 1) on a runtime import cycle — one
+// made of static imports that load code, as opposed to `import type` or lazy `import()` — since
+// those make module start-up order matter, and on any figure past its ceiling in LIMITS below.
+// Run by `npm run lint` (and `npm run house`). `--json` prints the figures for the closing notes
+// of a change.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 
@@ -10,6 +12,43 @@ const rootArg = process.argv.indexOf('--root');
 const root =
   rootArg > 0 ? path.resolve(process.argv[rootArg + 1]) : path.resolve(import.meta.dirname, '..');
 const LONG = 60;
+const BIG = 400;
+
+// The ratchet, in one place. `goal` is where the house should be (issue 32); `ceiling` is the
+// most a change may leave: the goal where it is met, today's figure where it is not, so nothing
+// gets worse. When a change brings a figure down, lower its ceiling to match in the same commit;
+// never raise one.
+const LIMITS = {
+  runtimeCycles: { goal: 0, ceiling: 0, what: 'runtime import cycles' },
+  typeOnlyCycles: { goal: 0, ceiling: 7, what: 'import cycles closed by a type-only import' },
+  longFunctions: { goal: 0, ceiling: 4, what: `functions over ${LONG} lines` },
+  bigFiles: { goal: 0, ceiling: 8, what: `files in src/ over ${BIG} lines (exceptions apart)` },
+  upwardImports: { goal: 0, ceiling: 39, what: 'imports in src/main pointing up the layers' },
+  unusedExports: { goal: 0, ceiling: 231, what: 'exports nothing imports' },
+};
+
+// Files allowed over BIG lines: tables and declarations, read by looking a name up, not top to
+// bottom. Anything else that long has more than one job.
+const BIG_EXCEPTIONS = {
+  'src/main/config/schema.ts': 'the config schema: one entry a key',
+  'src/main/protocol.ts': 'the wire types between the UI and the engine',
+  'src/workers/protocol/mcp.ts': 'the wire types between the engine and the MCP worker',
+};
+
+// The layers of src/main, lowest first. A module may import its own folder, any layer below its
+// own and src/workers; never one above. (src/ui above src/main above src/workers is ESLint's.)
+// Top-level files are named by file, folders by name.
+const LAYERS = [
+  ['errors.ts', 'paths.ts', 'log.ts', 'version.ts', 'name-glob.ts', 'protocol.ts'], // shared
+  ['config'], // reading and checking .niffler/config.yaml and the home config
+  ['trust'], // what a repository may contribute, and the effective policy
+  ['threads'], // the engine's handles on its worker threads and pool
+  ['extensions'], // agents, commands, hooks, tasks, repository tools, skills
+  ['lsp'], // language servers: the service and the lsp tool
+  ['engine'], // sessions, the turn loop, request handlers
+  ['gateway'], // the MCP gateway serving the engine's tools to other clients
+  ['daemon'], // the per-repository process, its socket and its lifecycle
+];
 
 const sourceFiles = (dir) =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -145,6 +184,144 @@ const cycles = (files, next) => {
   return found;
 };
 
+/** The layer of a file of src/main (an index into LAYERS), or undefined for a file outside it. */
+const layerOf = (file) => {
+  const rel = path.relative(path.join(root, 'src', 'main'), file);
+  if (rel.startsWith('..')) return undefined;
+  const top = rel.split(path.sep)[0];
+  const layer = LAYERS.findIndex((names) => names.includes(top));
+  if (layer < 0) {
+    console.error(`house: src/main/${top} is in no layer; add it to LAYERS in scripts/house.mjs`);
+    process.exit(1);
+  }
+  return layer;
+};
+
+/** Static imports (type-only ones too) from a module of src/main to a layer above its own. */
+const upward = (files, edges) =>
+  files.flatMap((file) => {
+    const from = layerOf(file);
+    if (from === undefined) return [];
+    const targets = [...edges.get(file).runtime, ...edges.get(file).type];
+    return targets
+      .filter((to) => (layerOf(to) ?? -1) > from)
+      .map((to) => ({ from: path.relative(root, file), to: path.relative(root, to) }));
+  });
+
+const ALL = Symbol('every export');
+const EXPORTING = new Set([
+  ts.SyntaxKind.FunctionDeclaration,
+  ts.SyntaxKind.ClassDeclaration,
+  ts.SyntaxKind.InterfaceDeclaration,
+  ts.SyntaxKind.TypeAliasDeclaration,
+  ts.SyntaxKind.EnumDeclaration,
+  ts.SyntaxKind.ModuleDeclaration,
+]);
+const hasModifier = (node, kind) =>
+  ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === kind);
+
+/** The names a module exports (its top-level statements only). */
+const exportsOf = (source) =>
+  source.statements.flatMap((node) => {
+    if (ts.isExportAssignment(node)) return ['default'];
+    if (ts.isExportDeclaration(node))
+      return node.exportClause && ts.isNamedExports(node.exportClause)
+        ? node.exportClause.elements.map((e) => e.name.text)
+        : [];
+    if (!hasModifier(node, ts.SyntaxKind.ExportKeyword)) return [];
+    if (hasModifier(node, ts.SyntaxKind.DefaultKeyword)) return ['default'];
+    if (ts.isVariableStatement(node))
+      return node.declarationList.declarations
+        .filter((d) => ts.isIdentifier(d.name))
+        .map((d) => d.name.text);
+    return EXPORTING.has(node.kind) && node.name ? [node.name.text] : [];
+  });
+
+/** What one file takes from others: target file → names taken (ALL for a namespace or `export *`). */
+const usesOf = (file, source, take) => {
+  const target = (literal) =>
+    literal && ts.isStringLiteralLike(literal) ? resolveImport(file, literal.text) : undefined;
+  const visit = (node) => {
+    if (ts.isImportDeclaration(node) && node.importClause) {
+      const to = target(node.moduleSpecifier);
+      const clause = node.importClause;
+      if (clause.name) take(to, 'default');
+      const bindings = clause.namedBindings;
+      if (bindings && ts.isNamespaceImport(bindings)) take(to, ALL);
+      else for (const e of bindings?.elements ?? []) take(to, (e.propertyName ?? e.name).text);
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
+      const to = target(node.moduleSpecifier);
+      const clause = node.exportClause;
+      if (!clause || !ts.isNamedExports(clause)) take(to, ALL);
+      else for (const e of clause.elements) take(to, (e.propertyName ?? e.name).text);
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments.length > 0
+    ) {
+      // `(await import('./x.ts')).name` takes name; any other use of a lazy import takes it all
+      const to = target(node.arguments[0]);
+      const outer = node.parent?.parent;
+      const access = outer && ts.isParenthesizedExpression(outer) ? outer.parent : undefined;
+      if (access && ts.isPropertyAccessExpression(access) && ts.isAwaitExpression(node.parent))
+        take(to, access.name.text);
+      else take(to, ALL);
+    } else if (ts.isImportTypeNode(node)) {
+      const literal = ts.isLiteralTypeNode(node.argument) ? node.argument.literal : undefined;
+      let name = node.qualifier;
+      while (name && ts.isQualifiedName(name)) name = name.left;
+      take(target(literal), name ? name.text : ALL);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+};
+
+const readers = (dir) =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : readers(file);
+    return /\.(tsx?|mts|mjs|js)$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [file] : [];
+  });
+
+/**
+ * Exports of src/ that no other file imports — from src/, test/, bench/ or scripts/ — by name.
+ * A default export is left out: the worker files' are loaded by file name (piscina).
+ */
+const unused = (files) => {
+  const parse = (file) =>
+    ts.createSourceFile(
+      file,
+      readFileSync(file, 'utf8'),
+      ts.ScriptTarget.Latest,
+      true,
+      file.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
+    );
+  const taken = new Map();
+  const take = (to, name) => {
+    if (!to) return;
+    if (!taken.has(to)) taken.set(to, new Set());
+    taken.get(to).add(name);
+  };
+  const everyReader = ['src', 'test', 'bench', 'scripts']
+    .map((dir) => path.join(root, dir))
+    .filter((dir) => existsSync(dir))
+    .flatMap(readers);
+  const sources = new Map();
+  for (const file of everyReader) {
+    const source = parse(file);
+    sources.set(file, source);
+    usesOf(file, source, take);
+  }
+  return files.flatMap((file) => {
+    const used = taken.get(file) ?? new Set();
+    if (used.has(ALL)) return [];
+    return exportsOf(sources.get(file))
+      .filter((name) => name !== 'default' && !used.has(name))
+      .map((name) => ({ file: path.relative(root, file), name }));
+  });
+};
+
 const { files, functions, edges, lines } = analyse();
 const runtimeCycles = cycles(files, (f) => edges.get(f).runtime);
 const allCycles = cycles(files, (f) => [...edges.get(f).runtime, ...edges.get(f).type]);
@@ -152,6 +329,12 @@ const typeOnlyCycles = allCycles.filter(
   (c) => !runtimeCycles.some((r) => c.every((f) => r.includes(f)) && r.length === c.length),
 );
 const sizes = [...lines.values()].sort((a, b) => a - b);
+const bigFiles = [...lines]
+  .filter(([file, count]) => count > BIG && !BIG_EXCEPTIONS[path.relative(root, file)])
+  .map(([file, count]) => ({ file: path.relative(root, file), lines: count }))
+  .sort((a, b) => b.lines - a.lines);
+const upwardImports = upward(files, edges);
+const unusedExports = unused(files);
 const long = functions.filter((f) => f.lines > LONG).sort((a, b) => b.lines - a.lines);
 const report = {
   files: files.length,
@@ -164,9 +347,22 @@ const report = {
   longFunctions: long,
   runtimeCycles,
   typeOnlyCycles,
+  bigFiles,
+  upwardImports,
+  unusedExports,
 };
+const figures = {
+  runtimeCycles: runtimeCycles.length,
+  typeOnlyCycles: typeOnlyCycles.length,
+  longFunctions: long.length,
+  bigFiles: bigFiles.length,
+  upwardImports: upwardImports.length,
+  unusedExports: unusedExports.length,
+};
+const over = Object.entries(LIMITS).filter(([key, limit]) => figures[key] > limit.ceiling);
 
-if (process.argv.includes('--json')) console.log(JSON.stringify(report, null, 2));
+if (process.argv.includes('--json'))
+  console.log(JSON.stringify({ ...report, figures, limits: LIMITS }, null, 2));
 else {
   console.log(
     `house: ${report.files} files (lines: median ${report.fileLines.median}, p90 ${report.fileLines.p90}, max ${report.fileLines.max}); ` +
@@ -175,6 +371,14 @@ else {
   for (const f of long.slice(0, 15))
     console.log(`  ${String(f.lines).padStart(4)} lines  ${f.file}  ${f.name}`);
   for (const c of typeOnlyCycles) console.log(`  type-only cycle: ${c.join(' ↔ ')}`);
+  for (const f of bigFiles) console.log(`  ${String(f.lines).padStart(4)} lines  ${f.file}`);
+  for (const u of upwardImports) console.log(`  upward import: ${u.from} → ${u.to}`);
+  for (const u of unusedExports) console.log(`  unused export: ${u.file}  ${u.name}`);
+  console.log('house: figure / ceiling (goal)');
+  for (const [key, limit] of Object.entries(LIMITS))
+    console.log(
+      `  ${String(figures[key]).padStart(4)} / ${String(limit.ceiling).padStart(3)} (${limit.goal})  ${limit.what}${figures[key] > limit.ceiling ? '  ← over its ceiling' : ''}`,
+    );
 }
 if (runtimeCycles.length) {
   for (const c of runtimeCycles)
@@ -183,3 +387,8 @@ if (runtimeCycles.length) {
     );
   process.exit(1);
 }
+for (const [key, limit] of over)
+  console.error(
+    `house: ${figures[key]} ${limit.what}, over the ceiling of ${limit.ceiling} in scripts/house.mjs (goal ${limit.goal}); bring it back down (the list above names them)`,
+  );
+if (over.length) process.exit(1);
