@@ -1,7 +1,7 @@
 import { RotatingLog } from '../workers/shared/rotating-log.ts';
+import { LOG_LEVELS, type LogLevel } from '../workers/protocol/log-level.ts';
 import { redact } from './config/redact.ts';
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export interface Logger {
@@ -76,6 +76,4 @@ const fileLogger = (
 export const silentLogger: Logger = createLogger({});
 
 export const parseLogLevel = (value: string | undefined): LogLevel | undefined =>
-  value === 'debug' || value === 'info' || value === 'warn' || value === 'error'
-    ? value
-    : undefined;
+  LOG_LEVELS.find((level) => level === value);

@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { TOOL_CALL_FORMATS } from '../../workers/protocol/api.ts';
+import { PROVIDERS, TOOL_CALL_FORMATS, TOOL_PROTOCOLS } from '../../workers/protocol/api.ts';
+import { LOG_LEVELS } from '../../workers/protocol/log-level.ts';
+import { MCP_PROTOCOL_SETTINGS, MCP_TRANSPORTS } from '../../workers/protocol/mcp.ts';
+import { SANDBOX_MODES } from '../../workers/protocol/sandbox.ts';
 import { BUILTIN_SERVERS } from '../lsp/builtins.ts';
 
 /**
@@ -42,7 +45,7 @@ export const McpServerSchema = z
     url: z
       .url({ protocol: /^(https?|wss?)$/, error: 'expected an http(s):// or ws(s):// URL' })
       .optional(),
-    transport: z.enum(['stdio', 'http', 'sse', 'ws']).optional(),
+    transport: z.enum(MCP_TRANSPORTS).optional(),
     headers: z.record(z.string(), z.string()).optional(),
     /** Seconds per call; progress notifications reset it. */
     timeout: z.number().positive().optional(),
@@ -102,7 +105,7 @@ export const McpServerSchema = z
      * Protocol revision: `auto` (probe with server/discover once, fall back to initialize),
      * `legacy` (initialize, 2025-11-25 and earlier), or `2026-07-28` (that revision only).
      */
-    protocol: z.enum(['auto', 'legacy', '2026-07-28']).optional(),
+    protocol: z.enum(MCP_PROTOCOL_SETTINGS).optional(),
     /** Writes every JSON-RPC message to the server's log (niffler mcp logs NAME --trace). */
     trace: z.boolean().optional(),
     /**
@@ -197,13 +200,13 @@ const PriceSchema = z.strictObject({
 });
 
 export const ModelSchema = z.strictObject({
-  provider: z.enum(['openai', 'anthropic', 'ollama']),
+  provider: z.enum(PROVIDERS),
   baseUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' }).optional(),
   /** The model id sent to the provider. */
   model: z.string().min(1),
   /** Name of the environment variable holding the API key (never the key itself). */
   apiKeyEnv: z.string().optional(),
-  toolProtocol: z.enum(['native', 'text', 'auto']).default('auto'),
+  toolProtocol: z.enum(TOOL_PROTOCOLS).default('auto'),
   /** The call syntax read from text when a server passes calls through as text (absent: `auto`). */
   toolCallFormat: z.enum(TOOL_CALL_FORMATS).optional(),
   contextWindow: z.number().int().positive().optional(),
@@ -228,7 +231,7 @@ export const ToolsSchema = z.strictObject({
       timeout: z.number().positive().default(120),
       maxTimeout: z.number().positive().default(600),
       /** auto: bubblewrap where it runs (else says once it cannot); bwrap: required; off. */
-      sandbox: z.enum(['auto', 'bwrap', 'off']).default('auto'),
+      sandbox: z.enum(SANDBOX_MODES).default('auto'),
       /** Whether a sandboxed command may use the network. */
       network: z.boolean().default(false),
       limits: LimitsSchema.prefault({}),
@@ -405,7 +408,7 @@ export const ConfigSchema = z.strictObject({
       showReasoning: z.boolean().default(false),
     })
     .prefault({}),
-  logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  logLevel: z.enum(LOG_LEVELS).default('info'),
   /** Commands run on session events, in bash's sandbox; a repository's only once trusted. */
   hooks: HooksSchema.prefault({}),
 });

@@ -1,5 +1,6 @@
 import {
   Client,
+  LOG_LEVEL_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   SdkError,
@@ -8,7 +9,12 @@ import {
   type RequestOptions,
   type Transport,
 } from '@modelcontextprotocol/client';
-import type { McpLogLevel, McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
+import {
+  MODERN_REVISION,
+  type McpLogLevel,
+  type McpServerSpec,
+  type McpTransportKind,
+} from '../protocol/mcp.ts';
 import type { AuthHooks, ServerAuth } from './auth/provider.ts';
 import { serverAuthFor, storedAccessToken } from './auth/setup.ts';
 import { listCatalog, MAX_PAGES, type Catalog } from './catalog.ts';
@@ -21,7 +27,6 @@ import {
 } from './client-handlers.ts';
 import {
   authorizationKey,
-  MODERN_REVISION,
   negotiationFor,
   verdictOf,
   type Negotiation,
@@ -96,7 +101,7 @@ export class ServerLink {
 
   /** `_meta` for a request: on 2026-07-28, the log level the server may log at (none otherwise). */
   requestMeta(level: McpLogLevel): Record<string, unknown> | undefined {
-    return this.isModern ? { 'io.modelcontextprotocol/logLevel': level } : undefined;
+    return this.isModern ? { [LOG_LEVEL_META_KEY]: level } : undefined;
   }
 
   /**

@@ -5,11 +5,8 @@ import type {
   PriorDiscovery,
   VersionNegotiationOptions,
 } from '@modelcontextprotocol/client';
-import type { McpServerSpec } from '../protocol/mcp.ts';
+import { MODERN_REVISION, type McpServerSpec } from '../protocol/mcp.ts';
 import { readStateFile, withStateLock, writeStateFile } from '../shared/state-file.ts';
-
-/** The revision of the stateless era that niffler speaks. */
-export const MODERN_REVISION = '2026-07-28';
 
 /** How long a verdict is trusted before the server is probed again. */
 const VERDICT_TTL_MS = { legacy: 7 * 24 * 3_600_000, modern: 24 * 3_600_000 };

@@ -2,10 +2,12 @@ import type { ToolResult } from './tool-result.ts';
 import type { WireError } from './wire-error.ts';
 
 /** The three wire formats niffler speaks. */
-export type Provider = 'openai' | 'anthropic' | 'ollama';
+export const PROVIDERS = ['openai', 'anthropic', 'ollama'] as const;
+export type Provider = (typeof PROVIDERS)[number];
 
 /** How tools reach a model: its native tool calling, the `TOOL_CALL:` text protocol, or native first. */
-export type ToolProtocol = 'native' | 'text' | 'auto';
+export const TOOL_PROTOCOLS = ['native', 'text', 'auto'] as const;
+export type ToolProtocol = (typeof TOOL_PROTOCOLS)[number];
 
 /**
  * The model families whose call syntax is recovered when it arrives as text (see

@@ -4,7 +4,12 @@ import type { WireError } from './wire-error.ts';
 
 /** The channel between the engine (`src/main/threads/mcp.ts`) and the MCP worker. Types only. */
 
-export type McpTransportKind = 'stdio' | 'http' | 'sse' | 'ws';
+/** How niffler reaches an MCP server (config `mcpServers.X.transport`). */
+export const MCP_TRANSPORTS = ['stdio', 'http', 'sse', 'ws'] as const;
+export type McpTransportKind = (typeof MCP_TRANSPORTS)[number];
+
+/** The revision of the stateless era that niffler speaks (the SDK exports no name for it). */
+export const MODERN_REVISION = '2026-07-28';
 
 /** Whether the engine lets a server start at all: config `enabled` and workspace trust. */
 export type McpGate = 'startable' | 'disabled' | 'untrusted';
@@ -74,7 +79,9 @@ export interface McpServerSpec {
   cache?: McpCacheSpec;
 }
 
-export type McpProtocolSetting = 'auto' | 'legacy' | '2026-07-28';
+/** Config `mcpServers.X.protocol`. */
+export const MCP_PROTOCOL_SETTINGS = ['auto', 'legacy', MODERN_REVISION] as const;
+export type McpProtocolSetting = (typeof MCP_PROTOCOL_SETTINGS)[number];
 
 /** `mcpServers.X.cache`: `ttlSeconds` for every eligible tool, `tools` per tool (wins). */
 export interface McpCacheSpec {

@@ -11,7 +11,8 @@ export interface ResourceLimits {
 }
 
 /** `auto` uses bubblewrap where it runs, `bwrap` requires it, `off` never sandboxes. */
-export type SandboxMode = 'auto' | 'bwrap' | 'off';
+export const SANDBOX_MODES = ['auto', 'bwrap', 'off'] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 /**
  * What a sandboxed command may touch. The filesystem is read-only except `write` and a private

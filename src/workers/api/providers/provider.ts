@@ -1,6 +1,6 @@
 import type { ChatMessage, LlmEvent, ModelSpec, ToolSpec } from '../../protocol/api.ts';
+import type { LogLevel } from '../../protocol/log-level.ts';
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type WorkerLog = (level: LogLevel, msg: string, data?: Record<string, unknown>) => void;
 
 /** One HTTP attempt against a provider, with messages already shaped for the tool protocol. */
