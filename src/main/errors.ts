@@ -13,15 +13,18 @@ export const fromWire = (wire: WireError): NifflerError => {
 /** A mistake in how a command was called (exit code 2). */
 export const usageError = (message: string): NifflerError => new NifflerError('usage', message);
 
-/** Exit codes of the CLI: 0 ok, 1 failed, 2 usage, 3 max steps, 130 cancelled. */
+/** The exit codes of the CLI, in one place (README says the same under "Every command has --help"). */
+export const EXIT = { ok: 0, failed: 1, usage: 2, maxSteps: 3, cancelled: 130 } as const;
+
+/** The exit code of a command that failed with `error`. */
 export const exitCodeFor = (error: unknown): number => {
-  if (!(error instanceof NifflerError)) return 1;
+  if (!(error instanceof NifflerError)) return EXIT.failed;
   switch (error.code) {
     case 'usage':
-      return 2;
+      return EXIT.usage;
     case 'canceled':
-      return 130;
+      return EXIT.cancelled;
     default:
-      return 1;
+      return EXIT.failed;
   }
 };

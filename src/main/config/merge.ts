@@ -1,12 +1,10 @@
+import { isObject } from '../../workers/shared/is-object.ts';
 import type { ConfigSource, KeyPath } from './source.ts';
 
 export type Origin = ConfigSource & { line?: number };
 export type Origins = Map<string, Origin>;
 
 type Data = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Data =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The key of the origins map for a key path. */
 export const originKey = (path: KeyPath): string => path.map(String).join('\u0000');

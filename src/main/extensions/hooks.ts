@@ -1,5 +1,6 @@
 import type { HookEvent, HooksConfig } from '../config/schema.ts';
 import type { CommandOutcome } from '../../workers/protocol/tools.ts';
+import { isObject } from '../../workers/shared/is-object.ts';
 import type { CommandRunner } from './expand.ts';
 
 /** One file's (or flag's) hooks. */
@@ -26,9 +27,6 @@ export interface HookVerdict {
   /** Hooks that failed (timed out, flooded, died, exited otherwise, printed bad JSON). */
   warnings: string[];
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Whether a matcher selects `names` (a tool's names); no matcher, `*` or `` selects all. */
 export const matcherSelects = (matcher: string | undefined, names: readonly string[]): boolean => {
@@ -62,7 +60,7 @@ const readDecision = (
   verdict: HookVerdict,
   event: HookEvent,
 ): void => {
-  const specific = isRecord(json['hookSpecificOutput']) ? json['hookSpecificOutput'] : {};
+  const specific = isObject(json['hookSpecificOutput']) ? json['hookSpecificOutput'] : {};
   const reason =
     [json['reason'], specific['permissionDecisionReason'], json['stopReason']].find(
       (r): r is string => typeof r === 'string' && r.length > 0,
@@ -76,7 +74,7 @@ const readDecision = (
   const context = specific['additionalContext'] ?? json['additionalContext'];
   if (typeof context === 'string' && context.trim()) verdict.context.push(context.trim());
   const updated = specific['updatedInput'] ?? json['updatedInput'];
-  if (isRecord(updated)) verdict.updatedInput = updated;
+  if (isObject(updated)) verdict.updatedInput = updated;
   if (typeof json['systemMessage'] === 'string') verdict.warnings.push(json['systemMessage']);
 };
 
@@ -100,7 +98,7 @@ const judge = (
   if (text.startsWith('{')) {
     try {
       const json: unknown = JSON.parse(text);
-      if (isRecord(json)) return readDecision(json, verdict, event);
+      if (isObject(json)) return readDecision(json, verdict, event);
     } catch {
       // Reported below.
     }

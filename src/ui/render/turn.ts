@@ -1,3 +1,4 @@
+import { EXIT } from '../../main/errors.ts';
 import type { SessionEvent, TurnSummary } from '../../main/protocol.ts';
 import type { ToolResult } from '../../main/protocol.ts';
 import { truncate } from './format.ts';
@@ -123,6 +124,11 @@ export const createJsonRenderer = (sessionId: string) => ({
   },
 });
 
-/** Exit codes of a turn: 0 answered, 1 error, 3 max steps, 130 cancelled. */
+/** The exit code of a turn that ended so. */
 export const exitCodeForOutcome = (summary: TurnSummary): number =>
-  ({ answered: 0, error: 1, 'max-steps': 3, cancelled: 130 })[summary.outcome];
+  ({
+    answered: EXIT.ok,
+    error: EXIT.failed,
+    'max-steps': EXIT.maxSteps,
+    cancelled: EXIT.cancelled,
+  })[summary.outcome];
