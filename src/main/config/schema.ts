@@ -414,6 +414,10 @@ export const ConfigSchema = z.strictObject({
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+let defaults: Config | undefined;
+/** The config of a workspace that has none: every key at its schema default (made once). */
+export const defaultConfig = (): Config => (defaults ??= ConfigSchema.parse({}, PARSE_ONCE));
 export type ConfigInput = z.input<typeof ConfigSchema>;
 export type McpServerConfig = z.infer<typeof McpServerSchema>;
 export type LspServerConfig = z.infer<typeof LspServerSchema>;

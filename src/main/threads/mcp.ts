@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { LoadedConfig, ResolvedServer } from '../config/load.ts';
+import { defaultConfig } from '../config/schema.ts';
 import { NifflerError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { expandHome, hiddenFromSandbox, type Env, type NifflerPaths } from '../paths.ts';
@@ -124,10 +125,11 @@ export const mcpWorkerData = (
   options: { env?: Env; probe?: boolean; deferClient?: boolean } = {},
 ): McpWorkerData => {
   const env = options.env ?? process.env;
+  const config = loaded?.config ?? defaultConfig();
   return {
     servers: (loaded?.servers ?? []).map((server) =>
       toServerSpec(server, {
-        sandboxDefault: loaded?.config.mcp.sandboxDefault ?? false,
+        sandboxDefault: config.mcp.sandboxDefault,
         root,
         hide: [...new Set([paths.home, ...hiddenFromSandbox(env)])],
         env,
@@ -142,11 +144,11 @@ export const mcpWorkerData = (
     protocolsFile: paths.protocolsFile,
     catalogsDir: paths.catalogsDir,
     version: VERSION,
-    startupWaitMs: (loaded?.config.mcp.startupWait ?? 5) * 1000,
+    startupWaitMs: config.mcp.startupWait * 1000,
     probe: options.probe ?? true,
     ...(options.deferClient ? { deferClient: true } : {}),
-    logLevel: loaded?.config.mcp.logLevel ?? 'info',
-    maxOutputChars: loaded?.config.tools.output.maxChars ?? 30_000,
+    logLevel: config.mcp.logLevel,
+    maxOutputChars: config.tools.output.maxChars,
   };
 };
 
