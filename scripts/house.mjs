@@ -24,7 +24,7 @@ const LIMITS = {
   longFunctions: { goal: 0, ceiling: 4, what: `functions over ${LONG} lines` },
   bigFiles: { goal: 0, ceiling: 8, what: `files in src/ over ${BIG} lines (exceptions apart)` },
   upwardImports: { goal: 0, ceiling: 39, what: 'imports in src/main pointing up the layers' },
-  unusedExports: { goal: 0, ceiling: 231, what: 'exports nothing imports' },
+  unusedExports: { goal: 0, ceiling: 225, what: 'exports nothing imports' },
 };
 
 // Files allowed over BIG lines: tables and declarations, read by looking a name up, not top to

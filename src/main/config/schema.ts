@@ -418,12 +418,10 @@ export type Config = z.infer<typeof ConfigSchema>;
 let defaults: Config | undefined;
 /** The config of a workspace that has none: every key at its schema default (made once). */
 export const defaultConfig = (): Config => (defaults ??= ConfigSchema.parse({}, PARSE_ONCE));
-export type ConfigInput = z.input<typeof ConfigSchema>;
 export type McpServerConfig = z.infer<typeof McpServerSchema>;
 export type LspServerConfig = z.infer<typeof LspServerSchema>;
 export type ModelConfig = z.infer<typeof ModelSchema>;
 export type ToolPolicy = z.infer<typeof PolicySchema>;
-export type ServeClientConfig = z.infer<typeof ServeClientSchema>;
 
 /** The built-in default model: a local Ollama with a tool-capable model. */
 export const DEFAULT_MODELS: Record<string, z.input<typeof ModelSchema>> = {

@@ -63,12 +63,6 @@ export const toCallToolResult = (result: ToolResult): CallToolResult => {
   };
 };
 
-/** A failure the consumer reads as a tool error (`isError`). */
-export const toolError = (text: string): CallToolResult => ({
-  content: [{ type: 'text', text }],
-  isError: true,
-});
-
 /** A server's form elicitation as the gateway asks its consumer. */
 export const elicitParams = (server: string, elicitation: McpElicitation) => ({
   message: `${server}: ${elicitation.message}`,

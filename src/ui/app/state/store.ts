@@ -19,5 +19,3 @@ export const createStore = (initial: UiState) => {
     },
   };
 };
-
-export type Store = ReturnType<typeof createStore>;
