@@ -59,17 +59,14 @@ export interface CatalogTool {
   observed?: readonly McpToolFact[];
 }
 
-/** Built-ins that reach outside the workspace (the network, any command). */
-const OPEN_WORLD_BUILTINS = new Set(['fetch', 'bash']);
-
-/** A built-in as the catalog holds it: what it writes is destructive, fetch and bash open-world. */
+/** A built-in as the catalog holds it, with the traits its definition declares. */
 export const builtinTool = (def: ToolDefinition): CatalogTool => ({
   name: def.name,
   kind: 'builtin',
   tool: def.name,
   readOnly: def.readOnly,
-  destructive: !def.readOnly && def.name !== 'todo',
-  openWorld: OPEN_WORLD_BUILTINS.has(def.name),
+  destructive: def.destructive,
+  openWorld: def.openWorld,
   defaultPolicy: def.defaultPolicy,
 });
 

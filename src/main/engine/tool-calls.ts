@@ -138,7 +138,7 @@ export const buildToolTable = async (
         kind: 'builtin',
         readOnly: def.readOnly,
         defaultPolicy: def.defaultPolicy,
-        destructive: !def.readOnly,
+        destructive: def.destructive,
       });
     else if (info)
       table.set(info.name, {
@@ -216,6 +216,7 @@ const decide = async (
  */
 const runBuiltin = async (
   call: ToolCall,
+  entry: ToolEntry,
   ctx: CallContext,
   granted: string[] = [],
 ): Promise<ToolResult> => {
@@ -238,8 +239,8 @@ const runBuiltin = async (
         callId: call.id,
         tool: call.name,
         args: call.args,
-        readOnly: false,
-        destructive: false,
+        readOnly: entry.readOnly,
+        destructive: entry.destructive,
         reason: first.ask.reason,
       },
       signal,
@@ -312,7 +313,7 @@ const dispatchCall = (
   if (signal.aborted)
     return Promise.resolve(fail('canceled', 'the turn was cancelled before this call ran'));
   if (entry.kind === 'engine') return entry.run!(call.args, { callId: call.id, io, signal });
-  if (entry.kind === 'builtin') return runBuiltin(call, ctx, grants);
+  if (entry.kind === 'builtin') return runBuiltin(call, entry, ctx, grants);
   return ctx.mcp.callTool(call.name, call.args, { signal, onProgress: progressOf(call, io) });
 };
 

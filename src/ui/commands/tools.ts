@@ -30,7 +30,7 @@ export const toolsPolicy = (options: GlobalOptions & { names?: string[] }): void
       return {
         kind: 'builtin',
         readOnly: builtin.readOnly,
-        destructive: !builtin.readOnly,
+        destructive: builtin.destructive,
         defaultPolicy: builtin.defaultPolicy,
       };
     const server = tool.split('__')[0];

@@ -275,51 +275,78 @@ export const parseToolArgs = <N extends BuiltinToolName>(
 
 export type ToolArgs<N extends BuiltinToolName> = z.infer<(typeof TOOL_ARGS)[N]>;
 
-/** A tool as offered to the model. `parameters` is a JSON Schema object. */
-export interface ToolDefinition {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
+/**
+ * What a built-in is, declared once on its definition below and read by every part that asks:
+ * the approval path (the policy and the dialog), the capability filter, the gateway's
+ * annotations and `niffler tools policy`.
+ */
+interface BuiltinTraits {
   /** True when the tool never changes anything: allowed without asking, run in parallel. */
   readOnly: boolean;
-  /** The policy when config says nothing: read-only tools and `todo` allow, the rest ask. */
+  /** It may change or delete what the workspace holds (MCP's destructiveHint). */
+  destructive: boolean;
+  /** It reaches outside the workspace: the network, any command (MCP's openWorldHint). */
+  openWorld: boolean;
+  /** The policy when config says nothing: `ask` when it needs the user's approval. */
   defaultPolicy: 'allow' | 'ask';
 }
 
-const DESCRIPTIONS: Record<BuiltinToolName, { readOnly: boolean; description: string }> = {
+/** A tool as offered to the model. `parameters` is a JSON Schema object. */
+export interface ToolDefinition extends BuiltinTraits {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** Reads the workspace, changes nothing. */
+const READS: BuiltinTraits = {
+  readOnly: true,
+  destructive: false,
+  openWorld: false,
+  defaultPolicy: 'allow',
+};
+/** Writes the workspace: asks first. */
+const WRITES: BuiltinTraits = {
+  readOnly: false,
+  destructive: true,
+  openWorld: false,
+  defaultPolicy: 'ask',
+};
+
+const DESCRIPTIONS: Record<BuiltinToolName, BuiltinTraits & { description: string }> = {
   read_file: {
-    readOnly: true,
+    ...READS,
     description:
       'Read a text file with line numbers, a page at a time (offset/limit). Images are returned ' +
       'as images. Also reads the files where cut tool output was saved.',
   },
   list_dir: {
-    readOnly: true,
+    ...READS,
     description: 'List a directory as a tree, honouring .gitignore. Directories end with "/".',
   },
   path_info: {
-    readOnly: true,
+    ...READS,
     description: 'Describe a path: type, size, modification time, mode and symlink target.',
   },
   write_file: {
-    readOnly: false,
+    ...WRITES,
     description: 'Create or overwrite a file with the given content (atomic; creates parents).',
   },
   edit_file: {
-    readOnly: false,
+    ...WRITES,
     description:
       'Replace an exact piece of text in a file and return the unified diff. oldText must occur ' +
       'exactly once unless replaceAll is true; read the file first to copy it exactly.',
   },
   glob: {
-    readOnly: true,
+    ...READS,
     description:
       'Find files by glob pattern in the whole workspace, fast; skips what .gitignore, .ignore ' +
       'and hidden names leave out (as ripgrep). Paths sorted by modification time, newest first. ' +
       'A result that says [incomplete: ...] on its first line tells how to continue (offset or path).',
   },
   grep: {
-    readOnly: true,
+    ...READS,
     description:
       'Search file contents with a regular expression in the whole workspace, fast; skips what ' +
       '.gitignore, .ignore and hidden names leave out (as ripgrep), and binary files. ' +
@@ -328,17 +355,26 @@ const DESCRIPTIONS: Record<BuiltinToolName, { readOnly: boolean; description: st
       'offset. A result that says [incomplete: ...] on its first line tells how to continue.',
   },
   bash: {
-    readOnly: false,
+    ...WRITES,
+    openWorld: true,
     description:
       'Run a shell command in the workspace root and return its combined output, exit code and ' +
       'signal. No stdin; the whole process group is ended on timeout.',
   },
+  // A GET: it reaches out (open-world) and asks, but changes nothing here (not destructive).
   fetch: {
     readOnly: false,
+    destructive: false,
+    openWorld: true,
+    defaultPolicy: 'ask',
     description: 'GET an http(s) URL and return its content; HTML is converted to markdown.',
   },
+  // Changes only the session's own list: not read-only, not destructive, allowed.
   todo: {
     readOnly: false,
+    destructive: false,
+    openWorld: false,
+    defaultPolicy: 'allow',
     description:
       "Keep the session's todo list to plan multi-step work: add items, update an item's " +
       'status or text, or list them. Every action returns the whole list.',
@@ -358,15 +394,8 @@ let builtinDefinitions: readonly ToolDefinition[] | undefined;
  */
 export const builtinTools = (): readonly ToolDefinition[] =>
   (builtinDefinitions ??= (Object.keys(TOOL_ARGS) as BuiltinToolName[]).map((name) => {
-    const { readOnly, description } = DESCRIPTIONS[name];
-    const defaultPolicy = readOnly || name === 'todo' ? 'allow' : 'ask';
-    return {
-      name,
-      description,
-      parameters: toParameters(TOOL_ARGS[name]),
-      readOnly,
-      defaultPolicy,
-    };
+    const { description, ...traits } = DESCRIPTIONS[name];
+    return { name, description, parameters: toParameters(TOOL_ARGS[name]), ...traits };
   }));
 
 export interface CommandSpec {
