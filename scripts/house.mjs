@@ -23,7 +23,11 @@ const LIMITS = {
   typeOnlyCycles: { goal: 0, ceiling: 7, what: 'import cycles closed by a type-only import' },
   longFunctions: { goal: 0, ceiling: 4, what: `functions over ${LONG} lines` },
   bigFiles: { goal: 0, ceiling: 8, what: `files in src/ over ${BIG} lines (exceptions apart)` },
-  upwardImports: { goal: 0, ceiling: 39, what: 'imports in src/main pointing up the layers' },
+  upwardImports: {
+    goal: 0,
+    ceiling: 26,
+    what: 'modules of src/main importing a folder above their layer',
+  },
   unusedExports: { goal: 0, ceiling: 225, what: 'exports nothing imports' },
 };
 
@@ -188,7 +192,7 @@ const cycles = (files, next) => {
 const layerOf = (file) => {
   const rel = path.relative(path.join(root, 'src', 'main'), file);
   if (rel.startsWith('..')) return undefined;
-  const top = rel.split(path.sep)[0];
+  const top = folderOf(file);
   const layer = LAYERS.findIndex((names) => names.includes(top));
   if (layer < 0) {
     console.error(`house: src/main/${top} is in no layer; add it to LAYERS in scripts/house.mjs`);
@@ -197,15 +201,28 @@ const layerOf = (file) => {
   return layer;
 };
 
-/** Static imports (type-only ones too) from a module of src/main to a layer above its own. */
+/** The folder (or top-level file) of src/main a file is in, as LAYERS names it. */
+const folderOf = (file) => path.relative(path.join(root, 'src', 'main'), file).split(path.sep)[0];
+
+/**
+ * Modules of src/main importing (statically, type-only imports too) a folder in a layer above
+ * their own: one row a module and folder, naming the files it takes from there.
+ */
 const upward = (files, edges) =>
   files.flatMap((file) => {
     const from = layerOf(file);
     if (from === undefined) return [];
-    const targets = [...edges.get(file).runtime, ...edges.get(file).type];
-    return targets
-      .filter((to) => (layerOf(to) ?? -1) > from)
-      .map((to) => ({ from: path.relative(root, file), to: path.relative(root, to) }));
+    const above = new Map();
+    for (const to of [...edges.get(file).runtime, ...edges.get(file).type]) {
+      if ((layerOf(to) ?? -1) <= from) continue;
+      const folder = `src/main/${folderOf(to)}`;
+      above.set(folder, [...(above.get(folder) ?? []), path.relative(root, to)]);
+    }
+    return [...above].map(([folder, taken]) => ({
+      from: path.relative(root, file),
+      to: folder,
+      files: taken.sort(),
+    }));
   });
 
 const ALL = Symbol('every export');
@@ -372,7 +389,10 @@ else {
     console.log(`  ${String(f.lines).padStart(4)} lines  ${f.file}  ${f.name}`);
   for (const c of typeOnlyCycles) console.log(`  type-only cycle: ${c.join(' ↔ ')}`);
   for (const f of bigFiles) console.log(`  ${String(f.lines).padStart(4)} lines  ${f.file}`);
-  for (const u of upwardImports) console.log(`  upward import: ${u.from} → ${u.to}`);
+  for (const u of upwardImports)
+    console.log(
+      `  upward import: ${u.from} → ${u.to} (${u.files.map((f) => path.basename(f)).join(', ')})`,
+    );
   for (const u of unusedExports) console.log(`  unused export: ${u.file}  ${u.name}`);
   console.log('house: figure / ceiling (goal)');
   for (const [key, limit] of Object.entries(LIMITS))

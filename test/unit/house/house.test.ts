@@ -55,7 +55,11 @@ describe('scripts/house.mjs', () => {
     });
     const report = JSON.parse(result.stdout);
     expect(report.upwardImports).toEqual([
-      { from: 'src/main/config/load.ts', to: 'src/main/engine/turn.ts' },
+      {
+        from: 'src/main/config/load.ts',
+        to: 'src/main/engine',
+        files: ['src/main/engine/turn.ts'],
+      },
     ]);
     expect(report.bigFiles).toEqual([{ file: 'src/main/engine/big.ts', lines: 412 }]);
     expect(report.unusedExports).toEqual([
