@@ -36,7 +36,8 @@ import {
   type ParsedFile,
 } from './source.ts';
 import { validateLayer, validateMerged } from './validate.ts';
-import { repositoryContribution, withoutSettings, type Part } from '../trust/contribution.ts';
+import { repositoryContribution, withoutSettings } from '../trust/contribution.ts';
+import type { Part } from '../trust/part.ts';
 import { decideTrust, untrustedSummary, type TrustDecision } from '../trust/decide.ts';
 import type { TrustLevel } from '../trust/levels.ts';
 import type { PolicyLayer } from '../trust/policy.ts';

@@ -3,6 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { NifflerError } from '../errors.ts';
 import { isSameProcess, reapGroups } from '../../workers/shared/process-group.ts';
 import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
+import type { ConnectOptions } from './connect-options.ts';
 import { connectSocket, type EngineClient } from './client.ts';
 import { daemonTimeoutMs, isUnresponsive, notResponding } from './deadline.ts';
 import { isNoDaemon } from './one-shot.ts';
@@ -14,19 +15,6 @@ import { spawnDaemon, takeEarlyStart, type Started } from './spawn.ts';
  * late) counts as gone.
  */
 export const isAlive = (pid: number): boolean => isSameProcess(pid, null);
-
-export interface ConnectOptions {
-  root: string;
-  env?: Env;
-  /** Start a daemon when none answers (default true). */
-  start?: boolean;
-  /** Shown in the daemon's log: which command connected. */
-  client?: string;
-  /** Told when a daemon is being started (for a progress line). */
-  onStarting?: () => void;
-  /** How long to wait for a daemon to start, in ms. */
-  startTimeoutMs?: number;
-}
 
 /**
  * Connects to the daemon of `root`, starting one when none answers (under a lock, so two

@@ -5,7 +5,7 @@ import { daemonTimeoutMs, DEFAULT_DAEMON_TIMEOUT_MS, notResponding } from './dea
 import { VERSION } from '../version.ts';
 import { WIRE_ERROR_CODE, type HelloResult, type ParamsOf, type ResultOf } from '../protocol.ts';
 import { frame, FrameReader } from './frames.ts';
-import type { ConnectOptions } from './lifecycle.ts';
+import type { ConnectOptions } from './connect-options.ts';
 
 // The one-question commands (`mcp status`, `daemon status`) ask a warm daemon one thing and print
 // the answer; scripts and status lines call them many times a minute. A vscode-jsonrpc connection

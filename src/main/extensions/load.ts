@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { nifflerPaths, tildify, type Env } from '../paths.ts';
-import type { Part } from '../trust/contribution.ts';
+import type { Part } from '../trust/part.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { BUILTIN_AGENTS, parseAgent, type AgentProfile, type ExtensionSource } from './agents.ts';
 import { parseCommand, type CustomCommand } from './commands.ts';

@@ -3,7 +3,7 @@ import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { readFdSync } from '../../workers/shared/bounded-read.ts';
 import { openConfinedFile } from '../../workers/shared/confined-open.ts';
-import type { Part } from '../trust/contribution.ts';
+import type { Part } from '../trust/part.ts';
 import { BUILTIN_SERVERS } from './builtins.ts';
 
 /** The most of a server's entry file hashed; a larger one counts by its size and times alone. */

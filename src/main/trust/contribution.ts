@@ -1,27 +1,7 @@
 import { isObject } from '../../workers/shared/is-object.ts';
 import type { ParsedFile } from '../config/source.ts';
+import type { Part } from './part.ts';
 import { scriptParts } from './scripts.ts';
-
-/**
- * One thing a repository's config contributes that starts a process, opens a connection or
- * widens what tools may do. `key` names it across runs: `repo:mcpServers.github`,
- * `mcp-json:mcpServers.db`, `repo:tools.policy.bash`.
- */
-export interface Part {
-  key: string;
-  /** The key path inside its file. */
-  path: string[];
-  file: string;
-  line: number | undefined;
-  /** As written, before `${VAR}` expansion. */
-  value: unknown;
-  /**
-   * Servers stay in the config (listed, not started) when untrusted; settings are removed;
-   * extensions (agents, commands, repository tools, tasks: files, not config keys) are ignored;
-   * scripts (repository files those run, by their content: `trust/scripts.ts`) are not run.
-   */
-  kind: 'server' | 'setting' | 'extension' | 'script';
-}
 
 /** Everything a repository contributes that needs trust, and one digest over all of it. */
 export interface Contribution {

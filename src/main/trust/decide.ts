@@ -1,7 +1,8 @@
 import { redact } from '../config/redact.ts';
 import { formatPlace } from '../config/source.ts';
 import type { Env } from '../paths.ts';
-import { digestOf, type Contribution, type Part } from './contribution.ts';
+import { digestOf, type Contribution } from './contribution.ts';
+import type { Part } from './part.ts';
 import { updateTrustStore, type StoreState, type TrustRecord } from './store.ts';
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { isObject } from '../../workers/shared/is-object.ts';
-import type { Part } from './contribution.ts';
+import type { Part } from './part.ts';
 
 // Trust covers what it runs: a trusted hook, repository tool, `` !`cmd` `` or stdio server whose
 // command line names a file of the repository (`bash hookscripts/post.sh`, `python3 scripts/x.py`,

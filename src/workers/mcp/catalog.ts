@@ -1,23 +1,7 @@
-import type {
-  CacheableRequestOptions,
-  Client,
-  Prompt,
-  Resource,
-  ResourceTemplateType,
-  Tool,
-} from '@modelcontextprotocol/client';
+import type { CacheableRequestOptions, Client, Tool } from '@modelcontextprotocol/client';
+import type { Catalog, CatalogPart } from './catalog-types.ts';
 import { catalogProblems, droppedToolProblems } from './problems.ts';
 import type { ProtocolTrace } from './trace.ts';
-
-/** What a server offers, every page of it. */
-export interface Catalog {
-  tools: Tool[];
-  prompts: Prompt[];
-  resources: Resource[];
-  templates: ResourceTemplateType[];
-}
-
-export type CatalogPart = keyof Catalog;
 
 export const EMPTY_CATALOG: Catalog = { tools: [], prompts: [], resources: [], templates: [] };
 

@@ -14,7 +14,7 @@ import type {
   McpSamplingAnswer,
   McpSamplingParams,
 } from '../protocol/mcp.ts';
-import type { CatalogPart } from './catalog.ts';
+import type { CatalogPart } from './catalog-types.ts';
 
 /** What niffler offers servers: roots, sampling, form elicitation with schema defaults applied. */
 export const CLIENT_CAPABILITIES: ClientCapabilities = {

@@ -17,7 +17,8 @@ import {
 } from '../protocol/mcp.ts';
 import type { AuthHooks, ServerAuth } from './auth/provider.ts';
 import { serverAuthFor, storedAccessToken } from './auth/setup.ts';
-import { listCatalog, MAX_PAGES, type Catalog } from './catalog.ts';
+import { listCatalog, MAX_PAGES } from './catalog.ts';
+import type { Catalog } from './catalog-types.ts';
 import { withinCallOf } from './call-scope.ts';
 import {
   CLIENT_CAPABILITIES,

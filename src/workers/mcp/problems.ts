@@ -1,5 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/client';
-import type { Catalog } from './catalog.ts';
+import type { Catalog } from './catalog-types.ts';
 
 /** Problems kept per server for `mcp status`, newest last. */
 const KEPT = 8;

@@ -16,7 +16,7 @@ import {
 } from '../shared/sandbox-command.ts';
 import { enforceGitGuard, gitPlaces, type GuardedEntry } from '../shared/git-places.ts';
 import { OutputSink } from './output-sink.ts';
-import type { ToolIo } from './registry.ts';
+import type { ToolIo } from './io.ts';
 import { done, fail } from './result.ts';
 import { whenAborted } from '../shared/abort.ts';
 

@@ -1,7 +1,7 @@
 import type { CommandOutcome, CommandSpec, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { guardNotes, plan, runGroup, signalOf } from './bash.ts';
-import type { ToolIo } from './registry.ts';
+import type { ToolIo } from './io.ts';
 import { fail } from './result.ts';
 
 /** A command that prints this many times what is kept is ended: nothing more would be read. */

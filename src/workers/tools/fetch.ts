@@ -6,7 +6,7 @@ import type { ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { capOutput } from './output.ts';
 import { privateReason } from './private-address.ts';
-import type { ToolIo } from './registry.ts';
+import type { ToolIo } from './io.ts';
 import { done, fail, messageOf } from './result.ts';
 
 const TIMEOUT_MS = 30_000;

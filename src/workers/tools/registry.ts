@@ -1,7 +1,7 @@
-import type { MessagePort } from 'node:worker_threads';
 import type { BuiltinToolName, ToolArgs, ToolContext } from '../protocol/tools.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import { editFile } from './edit-file.ts';
+import type { ToolIo } from './io.ts';
 import { glob } from './glob.ts';
 import { grep } from './grep.ts';
 import { listDir } from './list-dir.ts';
@@ -9,14 +9,6 @@ import { pathInfo } from './path-info.ts';
 import { readFile } from './read-file.ts';
 import { todo } from './todo.ts';
 import { writeFile } from './write-file.ts';
-
-/** What a running tool gets besides its arguments: the task's cancel signal and owner port. */
-export interface ToolIo {
-  signal: AbortSignal;
-  port?: MessagePort;
-  /** grep and glob: the owner runs their chunks on this many threads (asked on `port`). */
-  searchThreads?: number;
-}
 
 /** The implementation of one built-in tool; arguments are already validated. */
 export type ToolRun<N extends BuiltinToolName> = (

@@ -2,7 +2,8 @@ import { COMMAND_TASK, isBuiltinTool, type BuiltinToolName } from '../protocol/t
 import { SCAN_TASK, WALK_TASK, type ScanChunk, type WalkRequest } from '../protocol/search.ts';
 import type { ToolResult } from '../protocol/tool-result.ts';
 import type { CommandSpec, ToolArgs, ToolControlMessage, ToolTask } from '../protocol/tools.ts';
-import { TOOL_RUNS, type ToolIo, type ToolRun } from './registry.ts';
+import type { ToolIo } from './io.ts';
+import { TOOL_RUNS, type ToolRun } from './registry.ts';
 import { done, fail, messageOf } from './result.ts';
 import { scanChunk } from './search/scan.ts';
 import { walkFiles } from './search/walk-files.ts';
