@@ -25,7 +25,7 @@ const LIMITS = {
   bigFiles: { goal: 0, ceiling: 8, what: `files in src/ over ${BIG} lines (exceptions apart)` },
   upwardImports: {
     goal: 0,
-    ceiling: 26,
+    ceiling: 25,
     what: 'modules of src/main importing a folder above their layer',
   },
   unusedExports: { goal: 0, ceiling: 225, what: 'exports nothing imports' },

@@ -1,6 +1,6 @@
 import type { LoadedConfig } from '../config/load.ts';
 import type { ToolPolicy } from '../config/schema.ts';
-import { explainApproval, type ApprovalOutcome, type Remembered } from '../engine/approvals.ts';
+import { explainApproval, type ApprovalOutcome, type Remembered } from './approval.ts';
 import { matchesName } from '../name-glob.ts';
 import { composePolicy, matchRule, type PolicyLayer } from './policy.ts';
 import { protectedReason } from './protected.ts';

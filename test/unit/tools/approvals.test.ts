@@ -12,12 +12,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
-  ApprovalStore,
   decideApproval,
   explainApproval,
   type ApprovalRequest,
   type ApprovalSettings,
-} from '../../../src/main/engine/approvals.ts';
+} from '../../../src/main/trust/approval.ts';
+import { ApprovalStore } from '../../../src/main/engine/approvals.ts';
 import type { PolicyLayer } from '../../../src/main/trust/policy.ts';
 import { builtinTools } from '../../../src/workers/protocol/tools.ts';
 
