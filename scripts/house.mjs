@@ -20,7 +20,7 @@ const BIG = 400;
 // never raise one.
 const LIMITS = {
   runtimeCycles: { goal: 0, ceiling: 0, what: 'runtime import cycles' },
-  typeOnlyCycles: { goal: 0, ceiling: 3, what: 'import cycles closed by a type-only import' },
+  typeOnlyCycles: { goal: 0, ceiling: 2, what: 'import cycles closed by a type-only import' },
   longFunctions: { goal: 0, ceiling: 4, what: `functions over ${LONG} lines` },
   bigFiles: { goal: 0, ceiling: 8, what: `files in src/ over ${BIG} lines (exceptions apart)` },
   upwardImports: {

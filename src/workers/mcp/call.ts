@@ -9,12 +9,13 @@ import {
   type StandardSchemaV1,
   type Tool,
 } from '@modelcontextprotocol/client';
+import type { McpLogLevel, McpServerSpec, McpServerState, McpToolFact } from '../protocol/mcp.ts';
 import { fail, type ToolResult } from '../protocol/tool-result.ts';
 import type { CallScope } from './call-scope.ts';
-import type { ConnectionContext, ServerBase } from './server-base.ts';
 import { MAX_INPUT_ROUNDS, type ServerLink } from './link.ts';
-import type { CallOutcome } from './metrics.ts';
-import { cacheTtlMs } from './result-cache.ts';
+import type { Limiter } from './limiter.ts';
+import type { CallOutcome, ServerStats } from './metrics.ts';
+import { cacheTtlMs, type ResultCache } from './result-cache.ts';
 import { normalizeResult } from './results.ts';
 
 export interface CallOptions {
@@ -69,12 +70,38 @@ const definitionFor = (tool: Tool | undefined): Tool | undefined => {
   return stripped;
 };
 
-type Ctx = Pick<ConnectionContext, 'outputsDir' | 'maxOutputChars' | 'logLevel'>;
+/** What a call needs of the worker's context (`ConnectionContext` is one). */
+interface Ctx {
+  outputsDir: string;
+  maxOutputChars: number;
+  logLevel: () => McpLogLevel;
+}
+
+/**
+ * What a call needs of its server (`ServerBase` is one): this narrow view, so that this module
+ * does not import the server that calls it.
+ */
+interface CallTarget {
+  readonly name: string;
+  readonly state: McpServerState;
+  readonly lastErrorMessage: string | undefined;
+  readonly link: ServerLink | undefined;
+  readonly spec: Pick<McpServerSpec, 'cache' | 'timeoutMs'>;
+  readonly limiter: Limiter;
+  readonly stats: ServerStats;
+  readonly results: ResultCache;
+  readonly redact: (text: string) => string;
+  observe(tool: string, fact: McpToolFact): void;
+  tool(name: string): Tool | undefined;
+  relistTools(signal: AbortSignal): Promise<void>;
+  note(problem: string): void;
+  describeLoss(method: string): string;
+}
 
 /** One tool call on its way to a ready server. */
 interface Outgoing {
   link: ServerLink;
-  conn: ServerBase;
+  conn: CallTarget;
   tool: string;
   args: Record<string, unknown>;
   options: CallOptions;
@@ -105,7 +132,7 @@ const send = ({ link, conn, tool, args, options, ctx }: Outgoing): Promise<CallT
 };
 
 /** What a result shows of its tool: image or audio only (no text), binary data, cut output. */
-const observeResult = (conn: ServerBase, tool: string, result: CallToolResult, saved: boolean) => {
+const observeResult = (conn: CallTarget, tool: string, result: CallToolResult, saved: boolean) => {
   const content = result.content ?? [];
   const text = content.some((block) => block.type === 'text' && block.text.trim() !== '');
   if (!text && content.some((block) => block.type === 'image')) conn.observe(tool, 'images');
@@ -130,7 +157,7 @@ const sendChecked = async (call: Outgoing): Promise<CallToolResult> => {
 };
 
 /** The structured content's problem against the tool's output schema, if any. */
-const schemaProblemOf = (conn: ServerBase, tool: string, result: CallToolResult) => {
+const schemaProblemOf = (conn: CallTarget, tool: string, result: CallToolResult) => {
   const schema = conn.tool(tool)?.outputSchema;
   if (!schema || result.isError) return undefined;
   return result.structuredContent !== undefined
@@ -145,7 +172,7 @@ const schemaProblemOf = (conn: ServerBase, tool: string, result: CallToolResult)
  * it has one. Never throws: every failure is a `ToolResult` the model can read.
  */
 export const callTool = async (
-  conn: ServerBase,
+  conn: CallTarget,
   tool: string,
   args: Record<string, unknown>,
   options: CallOptions,
@@ -198,7 +225,7 @@ export const callTool = async (
  * (its call scope's `whileAnswering`), taken again before the answer goes to the server, and
  * released once when the call ends.
  */
-const holdSlot = (conn: ServerBase, signal: AbortSignal, scope: CallScope | undefined) => {
+const holdSlot = (conn: CallTarget, signal: AbortSignal, scope: CallScope | undefined) => {
   let held = true;
   let waiting = 0;
   let ended = false;
@@ -238,7 +265,7 @@ const holdSlot = (conn: ServerBase, signal: AbortSignal, scope: CallScope | unde
  * A failed result with its words redacted: a server's error may quote its own credentials (a
  * failed upstream request with its token). Successful results are the tool's data, left as is.
  */
-const redactFailure = (conn: ServerBase, result: ToolResult): ToolResult =>
+const redactFailure = (conn: CallTarget, result: ToolResult): ToolResult =>
   result.ok
     ? result
     : {
@@ -256,7 +283,7 @@ const redactFailure = (conn: ServerBase, result: ToolResult): ToolResult =>
 
 /** Counts a finished call in the server's and the tool's metrics. */
 const record = (
-  conn: ServerBase,
+  conn: CallTarget,
   tool: string,
   started: number,
   result: ToolResult,
@@ -275,7 +302,7 @@ const record = (
  * `resources/read`, `prompts/get`) and `subject` what it was about (the tool, URI or prompt).
  */
 export const failed = (
-  conn: ServerBase,
+  conn: CallTarget,
   method: string,
   subject: string,
   signal: AbortSignal,
@@ -305,7 +332,7 @@ export const failed = (
 };
 
 /** Why a server that is not ready cannot take a request, and what to do about it. */
-export const unavailable = (conn: ServerBase): ToolResult => {
+export const unavailable = (conn: CallTarget): ToolResult => {
   const { state, lastErrorMessage: last } = conn;
   // Keyed by string, not by the state union, so a state added to the protocol still reads well.
   const why: Record<string, string | undefined> = {
