@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import { setTimeout as delay } from 'node:timers/promises';
 import { NifflerError } from '../errors.ts';
 import { isSameProcess, reapGroups } from '../../workers/shared/process-group.ts';
-import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
+import { nifflerPaths, type NifflerPaths } from '../paths.ts';
 import type { ConnectOptions } from './connect-options.ts';
 import { connectSocket, type EngineClient } from './client.ts';
 import { daemonTimeoutMs, isUnresponsive, notResponding } from './deadline.ts';

@@ -1,4 +1,4 @@
-import type { Catalog } from './catalog.ts';
+import type { Catalog } from './catalog-types.ts';
 
 /** How a server's live tools differ from the ones kept from an earlier run (by the server's names). */
 export interface CatalogRevision {

@@ -7,7 +7,8 @@ import type {
   McpServerStatus,
   McpWorkerData,
 } from '../protocol/mcp.ts';
-import { EMPTY_CATALOG, type Catalog } from './catalog.ts';
+import { EMPTY_CATALOG } from './catalog.ts';
+import type { Catalog } from './catalog-types.ts';
 import type { KeptCatalog, KeptCatalogs } from './kept-catalog.ts';
 import { logFileName } from './logs.ts';
 import { promptsOf, resourcesOf, templatesOf, toolsOf } from './listing.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { McpEvent, McpServerSpec, McpWorkerData } from '../protocol/mcp.ts';
 import { writeAtomic } from '../shared/atomic.ts';
 import { readStateFile } from '../shared/state-file.ts';
-import type { Catalog, CatalogPart } from './catalog.ts';
+import type { Catalog, CatalogPart } from './catalog-types.ts';
 
 // Each server's last catalog, kept on disk so that a cold start can build its first request while
 // the server is still starting (see ARCHITECTURE.md, "the kept catalog"). One private file per
