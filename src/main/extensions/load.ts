@@ -8,6 +8,7 @@ import { readExtensionDir, type DirOptions, type ExtensionFile } from './files.t
 import type { Parsed } from './parse.ts';
 import { parseRepoTool, type RepoTool } from './repo-tools.ts';
 import { parseTask, type TaskDefinition } from './tasks.ts';
+import { readSkills, skillLocations, type InvalidSkill, type Skill } from './skills.ts';
 
 /** What a repository item needs trust for: its part of the trust digest. */
 export interface TrustNeed {
@@ -22,12 +23,17 @@ export interface TrustNeed {
 /** An extension as loaded, with the trust it needs when the repository contributes it. */
 export type Loaded<T> = T & { trust?: TrustNeed };
 
-/** Every agent, command, repository tool and task found, and the files that were skipped. */
+/** Every agent, command, repository tool, task and skill found, and the files that were skipped. */
 export interface Extensions {
   agents: Loaded<AgentProfile>[];
   commands: Loaded<CustomCommand>[];
   tools: Loaded<RepoTool>[];
   tasks: Loaded<TaskDefinition>[];
+  /** Valid skills, nearest location first (the first of a name is the one used). */
+  skills: Loaded<Skill>[];
+  /** Skill directories skipped, with what is wrong; skill locations not read whole. */
+  invalidSkills: InvalidSkill[];
+  skillProblems: string[];
   /** `file:line: what is wrong` for each file skipped. */
   problems: string[];
 }
@@ -57,6 +63,8 @@ export const extensionDirs = (root: string, env: Env) => {
       { dir: path.join(paths.home, 'tasks'), source: 'user' as const },
       { dir: path.join(repo, 'tasks'), source: 'repo' as const, prefix: 'repo' },
     ],
+    // Read by `readSkills` (one level of NAME/SKILL.md), listed here to be watched.
+    skills: skillLocations(root, env).map(({ dir, source }) => ({ dir, source })),
   };
 };
 
@@ -164,12 +172,51 @@ export const readExtensions = (root: string, env: Env): Extensions => {
   const tools = readKind(dirs.tools, 'tools', yaml, root, parseRepoTool, problems);
   const tasks = readKind(dirs.tasks, 'tasks', yaml, root, parseTask, problems);
   const builtins = BUILTIN_AGENTS.filter((b) => !agents.some((a) => a.name === b.name));
-  return { agents: [...builtins, ...agents], commands, tools, tasks, problems };
+  const all = [...builtins, ...agents];
+  const skills = readSkills(root, env);
+  noteNameClashes(skills.skills, all, commands);
+  return {
+    agents: all,
+    commands,
+    tools,
+    tasks,
+    skills: skills.skills,
+    invalidSkills: skills.invalid,
+    skillProblems: skills.problems,
+    problems,
+  };
+};
+
+/**
+ * A skill named like an agent profile or a custom command keeps its name (skills have their own
+ * tool and `/skills NAME`); a note says which is which.
+ */
+const noteNameClashes = (
+  skills: readonly Skill[],
+  agents: readonly AgentProfile[],
+  commands: readonly CustomCommand[],
+): void => {
+  for (const skill of skills) {
+    if (agents.some((a) => a.name === skill.name))
+      skill.notes.push(
+        `an agent profile is named ${skill.name} too: --agent ${skill.name} picks the profile; the skill tool and /skills ${skill.name}, this skill`,
+      );
+    if (commands.some((c) => c.name === skill.name))
+      skill.notes.push(
+        `a custom command is named /${skill.name} too: /${skill.name} runs the command; /skills ${skill.name} activates this skill`,
+      );
+  }
 };
 
 /** The trust parts of what the repository contributes (see `repositoryContribution`). */
 export const extensionParts = (extensions: Extensions): Part[] =>
-  [...extensions.agents, ...extensions.commands, ...extensions.tools, ...extensions.tasks].flatMap(
+  [
+    ...extensions.agents,
+    ...extensions.commands,
+    ...extensions.tools,
+    ...extensions.tasks,
+    ...extensions.skills,
+  ].flatMap(
     (item: Loaded<{ name: string }>) =>
       item.trust
         ? [
@@ -187,8 +234,8 @@ export const extensionParts = (extensions: Extensions): Part[] =>
 
 /**
  * What may be used: everything when the repository is trusted; else what needs no trust, and one
- * line naming what was left out — its agents, commands that run shell, tools, tasks and hooks
- * (undefined when nothing was).
+ * line naming what was left out — its agents, commands that run shell, tools, tasks, skills and
+ * hooks (undefined when nothing was).
  */
 export const usableExtensions = (
   loaded: Pick<LoadedConfig, 'extensions' | 'trust'>,
@@ -205,6 +252,9 @@ export const usableExtensions = (
       commands: keep(extensions.commands),
       tools: keep(extensions.tools),
       tasks: keep(extensions.tasks),
+      skills: keep(extensions.skills),
+      invalidSkills: extensions.invalidSkills,
+      skillProblems: extensions.skillProblems,
       problems: extensions.problems,
     },
     ...(left.length
