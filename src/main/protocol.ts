@@ -299,9 +299,28 @@ export interface TaskRun {
   missed?: number;
 }
 
+/** A skill as `niffler skills` and `/skills` list it: found, valid or not, offered or not and why. */
+export interface SkillInfo {
+  name: string;
+  description: string;
+  /** `user` (yours) or `repo` (the repository's: it needs trust). */
+  source: 'user' | 'repo';
+  /** Where it was found: `.claude/skills`, `~/.agents/skills`. */
+  location: string;
+  /** Its SKILL.md. */
+  file: string;
+  trust: 'yours' | 'trusted' | 'untrusted' | 'changed';
+  /** Offered to the model: valid, usable (trusted), the nearest of its name. */
+  offered: boolean;
+  /** Why it is not offered, and what reading it noted (keys ignored, entries left out). */
+  problems: string[];
+}
+
 export interface ExtensionsList {
   agents: AgentInfo[];
   commands: CommandInfo[];
+  /** Skills found, offered or not (absent from older daemons). */
+  skills?: SkillInfo[];
   /** Repository tools: name, description, file, annotations. */
   tools: { name: string; description: string; file: string; readOnly: boolean }[];
   /** Files skipped (`file:line: what is wrong`), and what an untrusted repository left out. */
@@ -368,6 +387,16 @@ export type SessionEvent =
   | { type: 'tool-denied'; id: string; name: string; reason: string }
   | { type: 'tool-progress'; id: string; progress: number; total?: number; message?: string }
   | { type: 'tool-result'; id: string; name: string; result: ToolResult; ms: number }
+  /** A skill was activated: by the model's `skill` call, or by the user (/skills NAME). */
+  | {
+      type: 'skill';
+      name: string;
+      source: 'user' | 'repo';
+      /** Its directory, relative to the workspace (a repository's) or absolute (yours). */
+      directory: string;
+      files: number;
+      by: 'model' | 'user';
+    }
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'notice'; level: 'info' | 'warn'; text: string }
   | { type: 'usage'; usage: Usage; costUsd?: number }

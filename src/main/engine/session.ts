@@ -60,6 +60,8 @@ import {
 import { approveSwitch, subagentLimits } from '../extensions/turn-calls.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
 import { SessionHooks } from '../extensions/hook-points.ts';
+import { SessionSkills } from '../extensions/skill-session.ts';
+import { SKILL_TOOL } from '../extensions/skill-catalog.ts';
 import { updateIndex } from './search-index.ts';
 import { repoToolEntry } from '../extensions/repo-tools.ts';
 import type { PolicyLayer } from '../trust/policy.ts';
@@ -172,6 +174,8 @@ export class Session {
   readonly #context: ContextKeeper;
   /** The session's hook points (SessionStart … SessionEnd). */
   readonly hooks: SessionHooks;
+  /** The skills it is offered and those it activated (their directories, their allowed-tools). */
+  readonly skills: SessionSkills;
 
   private constructor(
     readonly id: string,
@@ -189,6 +193,17 @@ export class Session {
       root: deps.root,
       config: deps.config,
       run: deps.runCommand ?? noCommands,
+    });
+    this.skills = new SessionSkills({
+      root: deps.root,
+      config: deps.config,
+      record: (skill) =>
+        this.transcript.append({
+          type: 'skill',
+          time: new Date().toISOString(),
+          turn: this.#turn,
+          ...skill,
+        }),
     });
     this.#context = new ContextKeeper(
       { saveOutput: (callId, text) => this.#saveOutput(callId, text) },
@@ -282,6 +297,7 @@ export class Session {
     if (saved.agent) session.agent = saved.agent;
     for (const name of saved.disabled) session.disabled.add(name);
     session.depth = saved.depth;
+    session.skills.restore(loaded.entries);
     const time = new Date().toISOString();
     for (const message of paired.added)
       transcript.append({ type: 'message', time, turn: lastTurn, message });
@@ -430,6 +446,7 @@ export class Session {
         excluded: [this.deps.home],
         signal,
       });
+      if (plan.skill) this.skills.find(plan.skill.name, plan.chain); // unknown: no turn starts
     } catch (error) {
       this.#running = false;
       throw error;
@@ -449,7 +466,7 @@ export class Session {
       });
       io.emit({ type: 'turn-start', turn: turn.number, model: modelName });
       for (const text of notices) io.emit({ type: 'notice', level: 'warn', text });
-      if (!(await this.#submit(turn, plan.text, io, signal)))
+      if (!(await this.#submit(turn, this.#turnText(plan, io), io, signal)))
         return await this.#end(turn, 'error', io, turn.blocked);
       return await this.#loop(turn, model, params, io, signal);
     } catch (error) {
@@ -457,6 +474,12 @@ export class Session {
       // The error travels in the turn's summary, once (a notice as well showed it twice).
       return await this.#end(turn, 'error', io, toWire(error).message);
     }
+  }
+
+  /** What the user's message of a turn says: `/skills NAME [request]` gives the skill with it. */
+  #turnText(plan: TurnPlan, io: TurnIO): string {
+    if (!plan.skill) return plan.text;
+    return this.skills.userTurn(plan.skill.name, plan.skill.request, plan.chain, io);
   }
 
   /** The state of the next turn, as its plan (model, agent, policy, steps) says. */
@@ -512,7 +535,8 @@ export class Session {
     const basis = () => ({ tools: mcp.toolsVersion, config: this.deps.config() });
     let built = basis();
     let table = await this.#toolTable(turn.chain, params, model);
-    const system = await this.#systemPrompt(table.size > 0, params, io, signal, turn.agent);
+    const skills = this.#skillSection(turn, table, model.contextWindow, io);
+    const system = await this.#systemPrompt(table.size > 0, params, io, signal, turn.agent, skills);
     for (turn.steps = 1; turn.steps <= maxSteps; turn.steps++) {
       if (signal.aborted) return await this.#end(turn, 'cancelled', io);
       // Everything so far is on disk before the model is asked again.
@@ -589,8 +613,10 @@ export class Session {
           config: this.deps.config(),
           chain: turn.chain,
           grants: turn.grants,
+          skills: this.skills.grants(),
           consumer: { kind: 'model', yes: params.yes === true, interactive: params.interactive },
         },
+        readOnlyPaths: this.skills.readOnlyPaths(),
         ...(hooks ? { hooks } : {}),
         ...(this.deps.lsp ? { lsp: this.deps.lsp.calls(() => turn.snapshot) } : {}),
       },
@@ -843,8 +869,12 @@ export class Session {
     io: TurnIO,
     signal: AbortSignal,
     agent?: AgentProfile,
+    skills?: string,
   ): Promise<TurnPrompt> {
-    const prompt = await buildSystemPrompt(this.#promptOptions(hasTools, params, signal, agent));
+    const prompt = await buildSystemPrompt({
+      ...this.#promptOptions(hasTools, params, signal, agent),
+      ...(skills ? { skills } : {}),
+    });
     const notes = [
       ...(prompt.untrusted.length
         ? [
@@ -897,10 +927,15 @@ export class Session {
     const model = await this.#turnModel(name);
     const agent = findAgent(usableExtensions(loaded).extensions, this.agent);
     const asked = { sessionId: this.id, text: '', interactive: false, ...params };
-    const table = await this.#toolTable([...this.inherited, profileLimit(agent)], asked, model);
-    const prompt = await buildSystemPrompt(
-      this.#promptOptions(table.size > 0, asked, signal, agent),
-    );
+    const chain = [...this.inherited, profileLimit(agent)];
+    const table = await this.#toolTable(chain, asked, model);
+    const skills = table.has(SKILL_TOOL)
+      ? this.skills.section(chain, model.contextWindow)
+      : undefined;
+    const prompt = await buildSystemPrompt({
+      ...this.#promptOptions(table.size > 0, asked, signal, agent),
+      ...(skills ? { skills } : {}),
+    });
     const tools = withToolSearch(table, loaded, model.contextWindow, new Set());
     const calibration = this.deps.windows.calibrations.of(model);
     await this.#flush();
@@ -961,7 +996,18 @@ export class Session {
             usableExtensions(this.deps.config()).extensions.tools.find((t) => t.name === tool.name),
           ),
         );
-    return chainTools(base, chain);
+    const table = chainTools(base, chain);
+    // Skills follow the profile's `skills:` list, not its `tools:`.
+    const skill = this.skills.tool(chain);
+    if (skill && !this.disabled.has(SKILL_TOOL) && !table.has(SKILL_TOOL))
+      table.set(SKILL_TOOL, skill);
+    return table;
+  }
+
+  /** The Skills section of a turn's system prompt (when it has the skill tool); says once what was skipped. */
+  #skillSection(turn: TurnState, table: ToolTable, window: number, io: TurnIO): string | undefined {
+    for (const text of this.skills.notices()) io.emit({ type: 'notice', level: 'warn', text });
+    return table.has(SKILL_TOOL) ? this.skills.section(turn.chain, window) : undefined;
   }
 
   /** Runs a subagent's job in a child session; the parent's transcript records the child. */

@@ -7,6 +7,7 @@ import type { ClientCalls, ClientMethod, PromptParams, SessionEvent } from '../p
 import { effectivePolicy, type PolicyScope } from '../trust/effective.ts';
 import type { EditDiagnostics } from '../lsp/loop.ts';
 import type { ApprovalStore } from './approvals.ts';
+import type { SearchableTool } from './context/tool-search.ts';
 import { builtinTool, configRules, filterTools, mcpTool, modelProfile } from './capabilities.ts';
 
 /** How far a long call has got (a search's files, an MCP server's progress notifications). */
@@ -16,7 +17,13 @@ export type OnProgress = (progress: { progress: number; total?: number; message?
 export interface BuiltinTools {
   definitions(): ToolDefinition[];
   run(
-    call: { name: string; args: unknown; sessionId?: string; grants?: string[] },
+    call: {
+      name: string;
+      args: unknown;
+      sessionId?: string;
+      grants?: string[];
+      readOnlyPaths?: string[];
+    },
     signal: AbortSignal,
     onProgress?: OnProgress,
   ): Promise<ToolResult>;
@@ -65,6 +72,8 @@ export interface ToolEntry {
    * read-only or a rule allows it. Without it, an engine tool is never asked.
    */
   asks?: boolean;
+  /** What `tool_search` finds through this tool besides tools (the `skill` tool: the skills). */
+  searchable?: readonly SearchableTool[];
 }
 
 export type ToolTable = Map<string, ToolEntry>;
@@ -91,6 +100,8 @@ export interface CallContext {
   hooks?: CallHooks;
   /** Language servers' diagnostics after calls that change files (src/main/lsp/loop.ts). */
   lsp?: EditDiagnostics;
+  /** Directories the session's built-in calls may also read (its active skills of yours). */
+  readOnlyPaths?: readonly string[];
 }
 
 /** What PreToolUse hooks said of a call: block it, allow or ask regardless, other arguments. */
@@ -221,7 +232,10 @@ const runBuiltin = async (
   granted: string[] = [],
 ): Promise<ToolResult> => {
   const { io, signal, sessionId } = ctx;
-  const given = granted.length ? { grants: granted } : {};
+  const given = {
+    ...(granted.length ? { grants: granted } : {}),
+    ...(ctx.readOnlyPaths?.length ? { readOnlyPaths: [...ctx.readOnlyPaths] } : {}),
+  };
   const progress = progressOf(call, io);
   const first = await ctx.tools.run(
     { name: call.name, args: call.args, sessionId, ...given },
@@ -250,7 +264,11 @@ const runBuiltin = async (
     return fail('denied', `${first.error.message} (asking failed: ${(error as Error).message})`);
   }
   const grants = [...granted, first.ask.grant];
-  return ctx.tools.run({ name: call.name, args: call.args, sessionId, grants }, signal, progress);
+  return ctx.tools.run(
+    { name: call.name, args: call.args, sessionId, ...given, grants },
+    signal,
+    progress,
+  );
 };
 
 /** A call's progress as `tool-progress` events of the turn. */

@@ -38,6 +38,17 @@ export type TranscriptEntry =
   | { type: 'agent'; time: string; turn: number; agent: string }
   /** The servers and tools switched off for this session from here on (all of them). */
   | { type: 'tools'; time: string; turn: number; disabled: string[] }
+  /** A skill activated (by the model's `skill` call, or the user's /skills NAME): active from here on. */
+  | {
+      type: 'skill';
+      time: string;
+      turn: number;
+      name: string;
+      source: 'user' | 'repo';
+      /** Its directory's real path. */
+      dir: string;
+      by: 'model' | 'user';
+    }
   /** A subagent's session, started by the `task` call `callId` of this turn. */
   | { type: 'child'; time: string; turn: number; callId: string; id: string; agent: string }
   | { type: 'turn-start'; time: string; turn: number; model: string }

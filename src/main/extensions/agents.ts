@@ -17,6 +17,8 @@ export interface AgentProfile {
   model?: string;
   /** Tool names and globs it sees (`memory__*`, `!bash`); all when absent. */
   tools?: string[];
+  /** Names and globs of the skills it is offered (`skills:`); all when absent, none when empty. */
+  skills?: string[];
   /** Its rules, tightening only: `allow`s were dropped when it was read. */
   policy: Record<string, Exclude<ToolPolicy, 'allow'>>;
   maxSteps?: number;
@@ -63,7 +65,8 @@ export const AgentSchema = z.strictObject({
   hooks: ignored,
   color: z.string().optional(),
   temperature: z.number().optional(),
-  skills: ignored,
+  /** The skills the profile is offered (names or globs); Claude Code's key, which preloads them. */
+  skills: toolList.optional(),
   mcpServers: ignored,
   memory: ignored,
   background: ignored,
@@ -74,7 +77,7 @@ export const AgentSchema = z.strictObject({
 });
 
 /** Keys read and noted as not used (those that only display, like `color`, are not noted). */
-const NOT_USED = ['skills', 'mcpServers', 'memory', 'background', 'isolation', 'prompt'] as const;
+const NOT_USED = ['mcpServers', 'memory', 'background', 'isolation', 'prompt'] as const;
 
 /** opencode's tool names, in niffler's. */
 const OPENCODE_TOOLS: Record<string, string[]> = {
@@ -239,6 +242,7 @@ export const parseAgent = (
   const policy = policyOf(meta, notes);
   const tools = profileTools(meta, notes);
   const maxSteps = meta.maxSteps ?? meta.maxTurns;
+  const skills = listOf(meta.skills);
   return {
     ok: true,
     value: {
@@ -246,6 +250,7 @@ export const parseAgent = (
       description: meta.description ?? '',
       ...(meta.model && meta.model !== 'inherit' ? { model: meta.model } : {}),
       ...(tools ? { tools } : {}),
+      ...(skills ? { skills } : {}),
       policy,
       ...(maxSteps ? { maxSteps } : {}),
       mode: meta.mode ?? defaultMode,

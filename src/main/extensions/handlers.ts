@@ -1,11 +1,12 @@
 import type { RequestContext } from '../daemon/connection.ts';
-import type { AgentInfo, ExtensionsList, ParamsOf, ResultOf } from '../protocol.ts';
+import type { AgentInfo, ExtensionsList, ParamsOf, ResultOf, SkillInfo } from '../protocol.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Session } from '../engine/session.ts';
 import { NifflerError } from '../errors.ts';
 import type { AgentProfile } from './agents.ts';
 import { usableExtensions, type Extensions } from './load.ts';
 import { findAgent } from './turn.ts';
+import { skillListing } from './skill-list.ts';
 
 type ExtensionMethod =
   'session/agent' | 'extensions/list' | 'task/list' | 'task/run' | 'task/history';
@@ -24,8 +25,12 @@ export const agentInfo = (a: AgentProfile): AgentInfo => ({
   notes: a.notes,
 });
 
-/** What `extensions/list` answers for the extensions that may be used. */
-export const listExtensions = (extensions: Extensions, ignored?: string): ExtensionsList => ({
+/** What `extensions/list` answers for the extensions that may be used (and every skill found). */
+export const listExtensions = (
+  extensions: Extensions,
+  ignored?: string,
+  skills?: SkillInfo[],
+): ExtensionsList => ({
   agents: extensions.agents.map(agentInfo),
   commands: extensions.commands.map((c) => ({
     name: c.name,
@@ -40,6 +45,7 @@ export const listExtensions = (extensions: Extensions, ignored?: string): Extens
     file: t.file,
     readOnly: t.annotations.readOnlyHint === true,
   })),
+  ...(skills ? { skills } : {}),
   problems: [...extensions.problems, ...(ignored ? [ignored] : [])],
 });
 
@@ -65,7 +71,8 @@ export const extensionHandlers = (
     },
     'extensions/list': async () => {
       const { extensions, ignored } = usable();
-      return listExtensions(extensions, ignored);
+      const loaded = engine.loaded!;
+      return listExtensions(extensions, ignored, skillListing(loaded.extensions, loaded.trust.level));
     },
     'task/list': async () => engine.tasks.list(),
     'task/run': async ({ name, inputs }, { signal }) =>

@@ -34,6 +34,7 @@ export const profileLimit = (agent: AgentProfile): ProfileLimit => ({
   source: `agent ${agent.name}${agent.file ? ` (${agent.file})` : ' (built-in)'}`,
   rules: agent.policy,
   ...(agent.tools ? { tools: agent.tools } : {}),
+  ...(agent.skills ? { skills: agent.skills } : {}),
 });
 
 /** The tools of `table` that every profile of `chain` lets its model see. */
@@ -79,7 +80,24 @@ export interface TurnPlan {
   notices: string[];
   /** The custom command sent, if one was. */
   command?: string;
+  /** `/skills NAME [request]`: the skill the user activates, and what they ask of it. */
+  skill?: { name: string; request: string };
 }
+
+/** `/skills NAME [request]` at the start of a prompt: the user activating a skill by hand. */
+const SKILLS_COMMAND = /^\/skills(?:\s+(\S+)\s*([\s\S]*))?$/;
+
+/** The skill a prompt activates by hand, if it is `/skills NAME …` (a bare `/skills` is an error). */
+export const skillInvocation = (text: string): { name: string; request: string } | undefined => {
+  const match = SKILLS_COMMAND.exec(text.trim());
+  if (!match) return undefined;
+  if (!match[1])
+    throw new NifflerError(
+      'usage',
+      '/skills NAME [request] activates a skill; niffler skills (or /skills in a session) lists them',
+    );
+  return { name: match[1], request: match[2]?.trim() ?? '' };
+};
 
 export interface PlanOptions {
   loaded: LoadedConfig;
@@ -146,7 +164,10 @@ const commandChain = async (
 export const planTurn = async (options: PlanOptions): Promise<TurnPlan> => {
   const { loaded, depth } = options;
   const usable = usableExtensions(loaded);
-  const invoked = depth === 0 ? findCommand(usable.extensions.commands, options.text) : undefined;
+  // niffler's own /skills wins over a custom command of that name, as in the session.
+  const skill = depth === 0 ? skillInvocation(options.text) : undefined;
+  const invoked =
+    depth === 0 && !skill ? findCommand(usable.extensions.commands, options.text) : undefined;
   const notices = depth === 0 && usable.ignored ? [usable.ignored] : [];
   const session = findAgent(usable.extensions, options.agent);
   const { agent, chain } = invoked
@@ -187,5 +208,6 @@ export const planTurn = async (options: PlanOptions): Promise<TurnPlan> => {
     maxSteps: depth > 0 ? Math.min(agent.maxSteps ?? bound, bound) : (agent.maxSteps ?? bound),
     notices,
     ...(invoked ? { command: invoked.command.name } : {}),
+    ...(skill ? { skill } : {}),
   };
 };

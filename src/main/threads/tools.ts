@@ -28,13 +28,15 @@ import { SearchRelay } from './search-pool.ts';
 
 /**
  * One built-in tool call from the agent loop. `sessionId` picks the session's todo list;
- * `grants` are what the user allowed for this call when asked (a private address for fetch).
+ * `grants` are what the user allowed for this call when asked (a private address for fetch);
+ * `readOnlyPaths` what the session may read besides (its active skills of yours).
  */
 export interface ToolCall {
   name: string;
   args: unknown;
   sessionId?: string;
   grants?: string[];
+  readOnlyPaths?: string[];
 }
 
 export interface ToolsHostOptions {
@@ -167,6 +169,7 @@ export class ToolsHost {
    */
   async #contextFor(call: ToolCall): Promise<ToolContext> {
     const context: ToolContext = { ...this.#context, todoFile: this.#todoFile(call.sessionId) };
+    if (call.readOnlyPaths?.length) context.readOnlyPaths = call.readOnlyPaths;
     if (call.grants) context.fetch = { ...context.fetch, granted: call.grants };
     if (call.grants?.includes(GIT_WRITE)) context.bash = { ...context.bash, gitWritable: true };
     if (call.name !== 'bash' || context.bash.sandbox === 'off') return context;

@@ -9,8 +9,9 @@ import { protectedReason } from './protected.ts';
 // only while it is trusted: the loader drops them before), the profile chain in force — the
 // session's agent, every parent of a subagent, a command's agent — as an intersection, a
 // command's `allowed-tools`, what PreToolUse hooks said, protected places, and who is calling (a
-// model in a session, a task, or a gateway client). Approvals, subagents, commands, the gateway
-// and tasks all ask here; nothing else composes policy.
+// model in a session, a task, or a gateway client), and the `allowed-tools` of the session's active
+// skills (yours pre-approve, a repository's never widen). Approvals, subagents, commands, the
+// gateway and tasks all ask here; nothing else composes policy.
 
 /** One profile's limits in a chain: its tightening rules and the tools it sees. */
 export interface ProfileLimit {
@@ -20,6 +21,21 @@ export interface ProfileLimit {
   rules: Readonly<Record<string, Exclude<ToolPolicy, 'allow'>>>;
   /** Tool names and globs it sees (`!name` takes one away); all when absent. */
   tools?: readonly string[];
+  /** Names and globs of the skills it is offered; all when absent. */
+  skills?: readonly string[];
+}
+
+/**
+ * An active skill's `allowed-tools`. Your own skill's pre-approve those tools while it is active
+ * (as a command's do for its turn: a `deny` anywhere still wins); a repository's never widen what
+ * a call may do, so they add no rule.
+ */
+export interface SkillGrant {
+  name: string;
+  source: 'user' | 'repo';
+  /** As the user is shown it: `skill pdf (~/.claude/skills/pdf)`. */
+  shown: string;
+  tools: readonly string[];
 }
 
 /** Who makes the calls: a model (a session's turn, a subagent, a task) or a gateway client. */
@@ -34,6 +50,8 @@ export interface PolicyScope {
   chain: readonly ProfileLimit[];
   /** Allows a command's `allowed-tools` grants for one turn (a deny anywhere still wins). */
   grants?: readonly PolicyLayer[];
+  /** The session's active skills' `allowed-tools` (see `SkillGrant`). */
+  skills?: readonly SkillGrant[];
   consumer: PolicyConsumer;
   remembered?: { session?: Remembered; repo?: Remembered };
 }
@@ -67,11 +85,26 @@ export interface CallPolicy extends ApprovalOutcome {
 const layerOf = (profile: ProfileLimit): PolicyLayer[] =>
   Object.keys(profile.rules).length ? [{ source: profile.source, rules: profile.rules }] : [];
 
-/** The layers of a scope, lowest first: the config's, the chain's, the turn's grants, `extra`. */
+/** An active skill's rules: your own skill's tools allowed; none for a repository's (it never widens). */
+export const skillLayer = (skill: SkillGrant): PolicyLayer[] =>
+  skill.source === 'user' && skill.tools.length
+    ? [
+        {
+          source: `${skill.shown} allowed-tools`,
+          rules: Object.fromEntries(skill.tools.map((t) => [t, 'allow' as const])),
+        },
+      ]
+    : [];
+
+/**
+ * The layers of a scope, lowest first: the config's, the chain's, the client's, active skills',
+ * the turn's grants, `extra`.
+ */
 const layersOf = (scope: PolicyScope, extra: PolicyLayer[] = []): PolicyLayer[] => [
   ...scope.config.policy,
   ...scope.chain.flatMap(layerOf),
   ...(scope.consumer.kind === 'client' ? clientLayer(scope) : []),
+  ...(scope.skills ?? []).flatMap(skillLayer),
   ...(scope.grants ?? []),
   ...extra,
 ];

@@ -239,7 +239,9 @@ export class Controller {
   #refreshExtensions(): Promise<void> {
     return this.#client
       .request('extensions/list', {})
-      .then(({ agents, commands }) => this.dispatch({ type: 'extensions', agents, commands }))
+      .then(({ agents, commands, skills }) =>
+        this.dispatch({ type: 'extensions', agents, commands, skills: skills ?? [] }),
+      )
       .catch(() => undefined); // an older daemon, or a broken config: /agent says why
   }
 
@@ -364,6 +366,8 @@ export class Controller {
     const commands = this.options.getState().extensions.commands;
     if (custom && commands.some((c) => c.name.toLowerCase() === slash.name))
       return this.#prompt(text);
+    // `/skills NAME [request]`: the engine activates the skill and sends it with the request.
+    if (slash?.name === 'skills' && slash.args.length) return this.#prompt(text);
     const mcpPrompt = parsePromptCommand(text, this.options.getState().offers);
     if (mcpPrompt) return this.#prompt(text, () => expandPromptCommand(this.#client, mcpPrompt));
     if (slash) return this.#slash(slash.name, slash.args);

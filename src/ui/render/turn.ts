@@ -39,6 +39,10 @@ export const diagnosticsNote = (result: ToolResult): string | undefined => {
   return counts ? `${counts}${lines[0] ? `: ${lines[0]}` : ''}` : undefined;
 };
 
+/** How an activated skill is told: `◆ skill pdf activated by the model (yours, ~/…/pdf, 9 files)`. */
+export const skillLine = (event: Extract<SessionEvent, { type: 'skill' }>): string =>
+  `◆ skill ${event.name} activated by ${event.by === 'user' ? 'you' : 'the model'} (${event.source === 'user' ? 'yours' : "the repository's"}, ${event.directory}, ${event.files} file${event.files === 1 ? '' : 's'})`;
+
 /** The stderr line of an event other than the answer's text, or undefined for none. */
 const activityLine = (event: SessionEvent): string | undefined => {
   switch (event.type) {
@@ -63,6 +67,8 @@ const activityLine = (event: SessionEvent): string | undefined => {
       );
     case 'notice':
       return paint(event.level === 'warn' ? 'yellow' : 'dim', event.text);
+    case 'skill':
+      return paint('cyan', skillLine(event));
     case 'text':
     case 'tool-progress':
     case 'turn-start':

@@ -60,6 +60,11 @@ export interface ToolContext {
   /** Directories outside the root that file tools may also use (`tools.allowedPaths`). */
   allowedPaths: string[];
   /**
+   * Directories file tools may read but never write, and sandboxed commands see read-only: the
+   * session's active skills of yours (`~/.claude/skills/pdf`). Real paths.
+   */
+  readOnlyPaths?: string[];
+  /**
    * Directories no file tool may read or write, even inside the root or an allowed path
    * (`$NIFFLER_HOME`); the outputs directory inside one stays readable.
    */

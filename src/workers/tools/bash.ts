@@ -79,6 +79,8 @@ export const plan = async (
   const git = sandboxed && !settings.gitWritable ? gitPlaces(root) : undefined;
   const policy = {
     write: [root],
+    // Active skills of yours: their scripts run, read-only (one in $NIFFLER_HOME stays visible).
+    ...(context.readOnlyPaths?.length ? { read: context.readOnlyPaths } : {}),
     hide: settings.hide,
     network: settings.network,
     ...(git ? { protect: git.readOnly } : { gitWritable: true }),

@@ -17,7 +17,10 @@ import { fail } from './result.ts';
 
 export { isInside } from '../shared/confine.ts';
 
-/** `read` may also use the outputs directory; `write` only the workspace and allowed paths. */
+/**
+ * `read` may also use the outputs directory and the read-only paths (active skills of yours);
+ * `write` only the workspace and allowed paths.
+ */
 export type Access = 'read' | 'write';
 
 /** A path that passed confinement: `real` has no symlink left in it. */
@@ -71,7 +74,7 @@ const realOrNearest = async (file: string): Promise<string | { refused: string }
  */
 const allowedRoots = async (context: ToolContext, access: Access): Promise<string[]> => {
   const dirs = [context.root, ...context.allowedPaths];
-  if (access === 'read') dirs.push(context.outputsDir);
+  if (access === 'read') dirs.push(context.outputsDir, ...(context.readOnlyPaths ?? []));
   const roots = await Promise.all(
     dirs.map(async (dir) => {
       const real = await realOrNearest(path.resolve(dir));
@@ -83,12 +86,13 @@ const allowedRoots = async (context: ToolContext, access: Access): Promise<strin
 
 /**
  * The confinement of a call: its allowed roots, `$NIFFLER_HOME` (`context.excluded`) out of bounds
- * except, for reading, the outputs directory.
+ * except, for reading, the outputs directory and read-only paths (`$NIFFLER_HOME/skills/pdf`).
  */
 const policyFor = (context: ToolContext, access: Access, roots: string[]): ConfinePolicy => ({
   roots,
   excluded: realDirs(context.excluded),
-  exempt: access === 'read' ? realDirs([context.outputsDir]) : [],
+  exempt:
+    access === 'read' ? realDirs([context.outputsDir, ...(context.readOnlyPaths ?? [])]) : [],
 });
 
 const refuse = (input: string, why: string, roots: readonly string[]): ToolResult =>

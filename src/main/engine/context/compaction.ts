@@ -104,6 +104,9 @@ export const tokensOf = (messages: readonly ChatMessage[]): number =>
   messages.reduce((sum, m) => sum + messageTokens(m), 0);
 
 /** The tool messages among `indices` not cleared yet and worth clearing (over 64 tokens). */
+/** Outputs never cleared: a skill's instructions hold for the rest of the session. */
+const KEPT_OUTPUTS = new Set(['skill']);
+
 export const clearable = (
   messages: readonly ChatMessage[],
   indices: readonly number[],
@@ -113,7 +116,10 @@ export const clearable = (
     .map((i) => messages[i]!)
     .filter(
       (m): m is Extract<ChatMessage, { role: 'tool' }> =>
-        m.role === 'tool' && !alreadyCleared.has(m.toolCallId) && messageTokens(m) > 64,
+        m.role === 'tool' &&
+        !alreadyCleared.has(m.toolCallId) &&
+        !KEPT_OUTPUTS.has(m.name) &&
+        messageTokens(m) > 64,
     );
 
 /** `outputs` largest first, as many as it takes to save `need` tokens (all when `need` ≤ 0). */
@@ -149,8 +155,14 @@ export const tailStart = (
 };
 
 /**
+ * Outputs never cleared: an activated skill's instructions guide the rest of the session (the
+ * Agent Skills guide asks clients to keep them through compaction).
+ */
+
+/**
  * The tool outputs to clear: every one older than the newest `protect` tokens of the
- * conversation, largest savings first, until `need` tokens are saved (all when `need` is 0).
+ * conversation, largest savings first, until `need` tokens are saved (all when `need` is 0),
+ * activated skills' aside.
  */
 export const outputsToClear = (
   messages: readonly ChatMessage[],

@@ -33,7 +33,7 @@ export interface SystemPrompt {
 
 /** One part of the system prompt: its characters, and what was cut or left out of it. */
 export interface PromptPart {
-  kind: 'niffler' | 'agent' | 'file' | 'server' | 'hooks' | 'git';
+  kind: 'niffler' | 'agent' | 'file' | 'server' | 'hooks' | 'skills' | 'git';
   name: string;
   chars: number;
   note?: string;
@@ -56,6 +56,8 @@ export interface PromptOptions {
   agent?: { name: string; prompt: string };
   /** What SessionStart hooks gave the model. */
   hookContext?: readonly string[];
+  /** The skills offered, by name and description (`extensions/skill-catalog.ts`). */
+  skills?: string;
   now?: Date;
   signal?: AbortSignal;
 }
@@ -162,7 +164,10 @@ export const buildSystemPrompt = async (options: PromptOptions): Promise<SystemP
   const base = baseInstructions(options.root, options.hasTools, options.now ?? new Date());
   const agent = options.agent ? [`## Agent: ${options.agent.name}\n\n${options.agent.prompt}`] : [];
   const gitSection = git ? `## Git\n\n${git}` : undefined;
-  const text = [base, ...agent, ...sections, ...(gitSection ? [gitSection] : [])].join('\n\n');
+  const skills = options.skills ? [options.skills] : [];
+  const text = [base, ...agent, ...sections, ...skills, ...(gitSection ? [gitSection] : [])].join(
+    '\n\n',
+  );
   const parts: PromptPart[] = [
     { kind: 'niffler', name: "niffler's instructions", chars: base.length },
     ...(options.agent
@@ -178,6 +183,9 @@ export const buildSystemPrompt = async (options: PromptOptions): Promise<SystemP
     ...serverParts,
     ...(hooks
       ? [{ kind: 'hooks' as const, name: 'SessionStart hooks', chars: hooks.length + 2 }]
+      : []),
+    ...(options.skills
+      ? [{ kind: 'skills' as const, name: 'skills offered', chars: options.skills.length + 2 }]
       : []),
     ...(gitSection
       ? [{ kind: 'git' as const, name: 'git context', chars: gitSection.length + 2 }]

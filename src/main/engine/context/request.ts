@@ -22,7 +22,8 @@ const searchable = (entry: ToolEntry): SearchableTool | undefined =>
 
 /**
  * The tools a request carries: all of them, or — when `tools.search` defers MCP tools — the rest
- * and a `tool_search` tool that loads deferred ones into `loaded` (for the rest of the turn).
+ * and a `tool_search` tool that loads deferred ones into `loaded` (for the rest of the turn), and
+ * finds skills too (the `skill` tool, never deferred, activates them).
  */
 export const withToolSearch = (
   table: ToolTable,
@@ -55,12 +56,14 @@ export const withToolSearch = (
       const query = typeof args['query'] === 'string' ? args['query'] : '';
       const limit =
         typeof args['limit'] === 'number' ? Math.min(10, Math.max(1, args['limit'])) : 8;
-      const found = searchTools(plan.deferred, query, limit);
-      for (const tool of found) loaded.add(tool.spec.name);
+      const found = searchTools(findable, query, limit);
+      for (const tool of found) if (tool.kind !== 'skill') loaded.add(tool.spec.name);
       return { ok: true, output: searchResultText(found, query) };
     },
   };
   const offered = new Set(plan.offered.map((t) => t.name));
+  // What the engine's own tools make findable besides: the skills (activated with `skill`).
+  const findable = [...plan.deferred, ...[...table.values()].flatMap((e) => e.searchable ?? [])];
   const visible: ToolTable = new Map(
     [...table].filter(
       ([name]) => offered.has(name) || !plan.deferred.some((d) => d.spec.name === name),

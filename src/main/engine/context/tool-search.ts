@@ -8,11 +8,11 @@ import type { ToolSpec } from '../../../workers/protocol/api.ts';
 
 export const TOOL_SEARCH = 'tool_search';
 
-/** What the planner needs to know of a tool. */
+/** What the planner needs to know of a tool (or of a skill, which `tool_search` finds too). */
 export interface SearchableTool {
   spec: ToolSpec;
-  /** Built-in tools are deferred only when a small window needs it, and only the optional ones. */
-  kind: 'builtin' | 'mcp';
+  /** Built-in tools are deferred only when a small window needs it, and only the optional ones; a `skill` is activated with the `skill` tool. */
+  kind: 'builtin' | 'mcp' | 'skill';
   server?: string;
 }
 
@@ -81,7 +81,7 @@ const searchSpec = (deferred: readonly SearchableTool[], window: number): ToolSp
     name: TOOL_SEARCH,
     description:
       'Find tools that are not loaded yet and load them: returns the full definitions of the best matches, ' +
-      'which you can then call by name. Search by what you want to do, or by a tool name. Tools you can find:\n' +
+      'which you can then call by name (and the skills that match, if any). Search by what you want to do, or by a tool name. Tools you can find:\n' +
       index,
     inputSchema: {
       type: 'object',
@@ -307,17 +307,35 @@ export const searchTools = (
   return [...exact, ...scored.map((s) => s.tool)].slice(0, limit);
 };
 
-/** What `tool_search` answers: the found tools' full definitions, or how to search better. */
-export const searchResultText = (found: readonly SearchableTool[], query: string): string =>
-  found.length
-    ? `Loaded ${found.length} tool(s); call them by name:\n` +
-      JSON.stringify(
-        found.map((t) => ({
-          name: t.spec.name,
-          description: t.spec.description,
-          parameters: t.spec.inputSchema,
-        })),
-        null,
-        1,
-      )
-    : `No tool matches "${query}". Search with other words (what the tool does, or a server's name).`;
+/**
+ * What `tool_search` answers: the found tools' full definitions and the skills found (to activate
+ * with the `skill` tool), or how to search better.
+ */
+export const searchResultText = (found: readonly SearchableTool[], query: string): string => {
+  const tools = found.filter((t) => t.kind !== 'skill');
+  const skills = found.filter((t) => t.kind === 'skill');
+  if (found.length === 0)
+    return `No tool matches "${query}". Search with other words (what the tool does, or a server's name).`;
+  return [
+    ...(tools.length
+      ? [
+          `Loaded ${tools.length} tool(s); call them by name:\n` +
+            JSON.stringify(
+              tools.map((t) => ({
+                name: t.spec.name,
+                description: t.spec.description,
+                parameters: t.spec.inputSchema,
+              })),
+              null,
+              1,
+            ),
+        ]
+      : []),
+    ...(skills.length
+      ? [
+          `Skills that match (activate one with the skill tool, {"name": …}, for its instructions):\n` +
+            skills.map((t) => `- ${t.spec.name}: ${t.spec.description}`).join('\n'),
+        ]
+      : []),
+  ].join('\n\n');
+};

@@ -3,6 +3,14 @@ import Spinner from 'ink-spinner';
 import type { Entry } from '../state/types.ts';
 import { AssistantMessage, UserMessage } from './MessageView.tsx';
 import { ToolCallView } from './ToolCallView.tsx';
+import { skillLine } from '../../render/turn.ts';
+
+/** A skill activated, as a card. */
+const SkillCard = ({ entry }: { entry: Extract<Entry, { kind: 'skill' }> }) => (
+  <Box borderStyle="round" borderColor="cyan" paddingX={1}>
+    <Text color="cyan">{skillLine({ type: 'skill', ...entry })}</Text>
+  </Box>
+);
 
 export interface EntryViewProps {
   entry: Entry;
@@ -40,6 +48,8 @@ export const EntryView = ({ entry, width, color, expanded, now }: EntryViewProps
         </Text>
       );
     }
+    case 'skill':
+      return <SkillCard entry={entry} />;
     case 'output':
       return (
         <Box flexDirection="column" marginTop={1}>

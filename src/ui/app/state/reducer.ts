@@ -22,7 +22,13 @@ export const initialState = (workspace: string, model: string): UiState => ({
   context: null,
   agent: 'build',
   disabled: [],
-  extensions: { agents: [], commands: [] },
+  extensions: { agents: [], commands: [], skills: [] },
+});
+
+const extensionsOf = ({ agents, commands, skills }: Extract<Action, { type: 'extensions' }>) => ({
+  agents,
+  commands,
+  skills,
 });
 
 /** A turn or a `!shell` command runs: new entries go to the live area, and the clock ticks. */
@@ -187,6 +193,10 @@ const onEvent = (state: UiState, event: SessionEvent, now: number): UiState => {
       });
     case 'notice':
       return add(state, { kind: 'notice', level: event.level, text: event.text });
+    case 'skill': {
+      const { type: _type, ...card } = event;
+      return add(state, { kind: 'skill', ...card });
+    }
     case 'usage':
       return state;
     case 'context':
@@ -331,6 +341,6 @@ export const reducer = (state: UiState, action: Action): UiState => {
     case 'disabled':
       return { ...state, disabled: action.disabled };
     case 'extensions':
-      return { ...state, extensions: { agents: action.agents, commands: action.commands } };
+      return { ...state, extensions: extensionsOf(action) };
   }
 };

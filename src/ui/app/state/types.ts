@@ -1,5 +1,6 @@
 import type {
   AgentInfo,
+  SkillInfo,
   ApprovalAnswer,
   CommandInfo,
   ApprovalAsk,
@@ -44,6 +45,16 @@ export type Entry =
   | ToolCard
   | { kind: 'notice'; id: string; level: NoticeLevel; text: string }
   | { kind: 'output'; id: string; title: string; text: string }
+  /** A skill activated: by the model (its `skill` call) or by the user (/skills NAME). */
+  | {
+      kind: 'skill';
+      id: string;
+      name: string;
+      source: 'user' | 'repo';
+      directory: string;
+      files: number;
+      by: 'model' | 'user';
+    }
   | {
       kind: 'shell';
       id: string;
@@ -106,8 +117,8 @@ export interface UiState {
   /** The session's agent profile, and the servers and tools it switched off. */
   agent: string;
   disabled: string[];
-  /** Agent profiles and custom commands (`/agent`, `/help`, completion). */
-  extensions: { agents: AgentInfo[]; commands: CommandInfo[] };
+  /** Agent profiles, custom commands and skills (`/agent`, `/help`, `/skills`, completion). */
+  extensions: { agents: AgentInfo[]; commands: CommandInfo[]; skills: SkillInfo[] };
 }
 
 /** An entry before the reducer gives it an id. */
@@ -142,4 +153,4 @@ export type Action =
   | { type: 'model'; model: string }
   | { type: 'agent'; agent: string }
   | { type: 'disabled'; disabled: string[] }
-  | { type: 'extensions'; agents: AgentInfo[]; commands: CommandInfo[] };
+  | { type: 'extensions'; agents: AgentInfo[]; commands: CommandInfo[]; skills: SkillInfo[] };
