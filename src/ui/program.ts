@@ -210,6 +210,16 @@ const addExtensionCommands = (program: Command): void => {
       (await import('./commands/extensions.ts')).agents(globals(command)),
     );
 
+  program
+    .command('skills')
+    .description(
+      "Agent Skills (SKILL.md directories): the repository's (.niffler/skills, .agents/skills, .claude/skills, .gemini/skills, .opencode/skills) and yours ($NIFFLER_HOME/skills, ~/.agents/skills, ~/.claude/skills), with their source, trust, whether the model is offered each, and what is wrong with those that are not",
+    )
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) =>
+      (await import('./commands/extensions.ts')).skills(globals(command)),
+    );
+
   const task = program
     .command('task')
     .description(

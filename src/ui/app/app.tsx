@@ -49,6 +49,7 @@ export const App = ({ color }: AppProps) => {
     !dialog,
     state.offers,
     state.extensions.commands,
+    state.extensions.skills,
   );
   useGlobalKeys(actions, {
     inputEmpty: editor.text === '',

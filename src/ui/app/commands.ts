@@ -1,4 +1,4 @@
-import type { CommandInfo } from '../../main/protocol.ts';
+import type { CommandInfo, SkillInfo } from '../../main/protocol.ts';
 
 /** A slash command as `/help` lists it and `/` completes it. */
 export interface SlashCommand {
@@ -32,6 +32,11 @@ const SLASH_COMMANDS: SlashCommand[] = [
     name: 'model',
     args: '[NAME]',
     description: 'show the models, or use NAME from the next message on',
+  },
+  {
+    name: 'skills',
+    args: '[NAME [request]]',
+    description: 'skills found; NAME activates one now (its instructions go to the model)',
   },
   { name: 'clear', description: 'start a new session (the old one stays on disk)' },
   { name: 'sessions', description: 'sessions of this workspace' },
@@ -100,6 +105,22 @@ export const completeSlash = (typed: string, custom: readonly CommandInfo[] = []
       .filter((c) => c.name.startsWith(prefix) && !isBuiltinSlash(c.name))
       .map((c) => c.name),
   ].map((name) => `/${name}`);
+};
+
+/** `/skills NAME`: the skill names that start with what is typed after `/skills `. */
+export const completeSkill = (text: string, skills: readonly SkillInfo[] = []): string[] => {
+  const match = /^\/skills\s+(\S*)$/.exec(text);
+  if (!match) return [];
+  const typed = match[1]!;
+  const names = [
+    ...new Set(
+      skills
+        .filter((s) => s.trust === 'yours' || s.trust === 'trusted')
+        .filter((s) => s.description)
+        .map((s) => s.name),
+    ),
+  ];
+  return names.filter((n) => n.startsWith(typed) && n !== typed).map((n) => `/skills ${n}`);
 };
 
 /** The `/help` text, custom commands (yours and the repository's) after niffler's. */

@@ -172,6 +172,22 @@ const agent = async (ctx: SlashContext, args: string[]) => {
   });
 };
 
+/** `/skills`: every skill found, offered or not and why (`/skills NAME` goes to the engine). */
+const skills = async (ctx: SlashContext) => {
+  const list = await ctx.client.request('extensions/list', {});
+  const found = list.skills ?? [];
+  const lines = found.map((s) => {
+    const mark = s.offered ? '•' : ' ';
+    const about = s.description.replace(/\s+/g, ' ').slice(0, 90);
+    return `${mark} ${s.name.padEnd(24)} ${`${s.source} ${s.location}`.padEnd(24)} ${s.trust.padEnd(9)} ${about}`;
+  });
+  for (const s of found) for (const problem of s.problems) lines.push(`  ${s.name}: ${problem}`);
+  const text = found.length
+    ? `${lines.join('\n')}\n\n• offered to the model; /skills NAME [request] activates one now`
+    : 'no skills found (niffler skills --help says where they are read from)';
+  ctx.dispatch({ type: 'output', title: 'Skills', text });
+};
+
 const model = async (ctx: SlashContext, args: string[]) => {
   // The config loader (zod, yaml) is loaded only when a command needs it.
   const { loadConfig } = await import('../../main/config/load.ts');
@@ -360,6 +376,8 @@ export const runSlash = async (name: string, args: string[], ctx: SlashContext):
       return agent(ctx, args);
     case 'model':
       return model(ctx, args);
+    case 'skills':
+      return skills(ctx);
     case 'clear':
       busy();
       await ctx.open({ disabled: ctx.getState().disabled }, 'new session');

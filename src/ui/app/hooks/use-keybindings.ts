@@ -1,8 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useInput, type Key } from 'ink';
-import { completeSlash } from '../commands.ts';
+import { completeSkill, completeSlash } from '../commands.ts';
 import type { Controller } from '../controller.ts';
-import type { CommandInfo } from '../../../main/protocol.ts';
+import type { CommandInfo, SkillInfo } from '../../../main/protocol.ts';
 import * as ed from '../editor.ts';
 import { completePath } from '../files.ts';
 import {
@@ -15,9 +15,9 @@ import {
 } from '../mcp-offers.ts';
 
 /**
- * Completions for the token at the cursor: `/command` and `/server:prompt` at the start,
- * `@server:uri` and `@path` anywhere, and `remote` — what a server offers for the prompt
- * argument being typed — otherwise.
+ * Completions for the token at the cursor: `/command` and `/server:prompt` at the start, a
+ * skill's name after `/skills `, `@server:uri` and `@path` anywhere, and `remote` — what a server
+ * offers for the prompt argument being typed — otherwise.
  */
 export const suggestionsFor = (
   editor: ed.EditorState,
@@ -25,7 +25,10 @@ export const suggestionsFor = (
   offers: McpOffers = NO_OFFERS,
   remote: string[] = [],
   custom: readonly CommandInfo[] = [],
+  skills: readonly SkillInfo[] = [],
 ): string[] => {
+  const skill = completeSkill(editor.text, skills);
+  if (skill.length) return skill.slice(0, 8);
   if (editor.text.startsWith('/') && !/\s/.test(editor.text)) {
     const found = [
       ...completeSlash(editor.text, custom),
@@ -143,13 +146,14 @@ export const useComposerKeys = (
   isActive: boolean,
   offers: McpOffers = NO_OFFERS,
   custom: readonly CommandInfo[] = [],
+  skills: readonly SkillInfo[] = [],
 ) => {
   const [editor, setEditor] = useState(ed.emptyEditor);
   const history = useHistoryRecall(actions, editor, setEditor);
   const remote = useArgumentCompletion(actions, editor, offers);
   const suggestions = useMemo(
-    () => suggestionsFor(editor, root, offers, remote, custom),
-    [editor, root, offers, remote, custom],
+    () => suggestionsFor(editor, root, offers, remote, custom, skills),
+    [editor, root, offers, remote, custom, skills],
   );
 
   const send = (text: string) => {
