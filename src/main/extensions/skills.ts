@@ -102,17 +102,31 @@ const realOr = (dir: string): string => {
   }
 };
 
+/** Your home, `$NIFFLER_HOME` and the places the sandbox hides, as real paths (read once per pass). */
+interface PrivatePlaces {
+  home: string;
+  niffler: string;
+  secret: string[];
+}
+
+const privatePlaces = (env: Env): PrivatePlaces => ({
+  home: realOr(expandHome('~', env)),
+  niffler: realOr(nifflerPaths('/', env).home),
+  secret: hiddenFromSandbox(env).map(realOr),
+});
+
 /**
  * Why the user's skill directory `real` may not become readable by the file tools, or undefined:
  * it may not hold your home, `$NIFFLER_HOME` or a secret place (`~/.ssh`…), nor lie inside one
  * (but for `$NIFFLER_HOME/skills`).
  */
-export const userSkillDirProblem = (real: string, env: Env): string | undefined => {
-  const home = realOr(expandHome('~', env));
-  const niffler = realOr(nifflerPaths('/', env).home);
+export const userSkillDirProblem = (
+  real: string,
+  env: Env,
+  { home, niffler, secret }: PrivatePlaces = privatePlaces(env),
+): string | undefined => {
   if (isInside(home, real))
     return `resolves to ${real}, which holds your home directory; a skill's directory must be a directory of its own`;
-  const secret = hiddenFromSandbox(env).map(realOr);
   const holds = secret.find((s) => isInside(s, real));
   if (holds)
     return `resolves to ${real}, which holds ${tildify(holds, env)}; a skill's directory must not hold private places`;
@@ -122,11 +136,24 @@ export const userSkillDirProblem = (real: string, env: Env): string | undefined 
   return undefined;
 };
 
+/**
+ * SKILL.md files parsed, by what their stat says: a config reload (any edit, a trust change)
+ * parses only what changed. A skill's notes are copied out, never shared.
+ */
+const parsedCache = new Map<string, ReturnType<typeof parseSkillFile>>();
+const KEEP_PARSED = 5_000;
+
 /** The first `HEAD_BYTES` of SKILL.md (confined to the skill's real directory), and its size. */
-const readHead = (file: string, real: string, shown: string): { text: string; bytes: number } => {
+const readHead = (
+  file: string,
+  real: string,
+  shown: string,
+): { text: string; bytes: number; key: string } => {
   const opened = openConfinedFile(file, { roots: [real] }, { shown });
   try {
-    const { size } = fstatSync(opened.fd);
+    const { size, ino, dev, mtimeMs, ctimeMs } = fstatSync(opened.fd);
+    const key = `${opened.real}\0${shown}\0${dev}:${ino}:${size}:${mtimeMs}:${ctimeMs}`;
+    if (parsedCache.has(key)) return { text: '', bytes: size, key };
     if (size > MAX_SKILL_BYTES)
       throw new ConfinedError(
         'too-large',
@@ -140,7 +167,7 @@ const readHead = (file: string, real: string, shown: string): { text: string; by
       if (n === 0) break;
       read += n;
     }
-    return { text: buffer.subarray(0, read).toString('utf8'), bytes: size };
+    return { text: buffer.subarray(0, read).toString('utf8'), bytes: size, key };
   } finally {
     opened.close();
   }
@@ -174,11 +201,12 @@ interface Where {
   realRoot: string;
   niffler: string;
   env: Env;
+  places: PrivatePlaces;
 }
 
 /** Why a skill directory at `real` cannot be used from `location`, or undefined. */
 const placeProblem = (real: string, location: SkillLocation, where: Where): string | undefined => {
-  if (location.source === 'user') return userSkillDirProblem(real, where.env);
+  if (location.source === 'user') return userSkillDirProblem(real, where.env, where.places);
   if (!isInside(real, where.realRoot))
     return `resolves to ${real}, outside the repository; a repository's skill must be inside it (copy it in, or install it for yourself under ~/.agents/skills)`;
   if (isInside(real, where.niffler))
@@ -214,7 +242,7 @@ const readOne = (entry: string, location: SkillLocation, where: Where): One => {
   const shown = `${shownDir}/${path.basename(file)}`;
   const place = placeProblem(real, location, where);
   if (place) return bad(file, [`${shownDir}: ${place}`]);
-  let head: { text: string; bytes: number };
+  let head: ReturnType<typeof readHead>;
   try {
     head = readHead(file, real, shown);
   } catch (error) {
@@ -223,10 +251,13 @@ const readOne = (entry: string, location: SkillLocation, where: Where): One => {
       error instanceof ConfinedError ? message : `${shown}: cannot be read: ${message}`,
     ]);
   }
-  const parsed = parseSkillFile(head.text, shown, entry);
+  const parsed = parsedCache.get(head.key) ?? parseSkillFile(head.text, shown, entry);
+  if (parsedCache.size >= KEEP_PARSED) parsedCache.clear();
+  parsedCache.set(head.key, parsed);
   if (!parsed.ok) return bad(file, parsed.problem.split('\n'));
   const skill: Skill = {
     ...parsed.value.meta,
+    notes: [...parsed.value.meta.notes],
     dir,
     real,
     file,
@@ -260,6 +291,7 @@ export const readSkills = (root: string, env: Env): SkillsRead => {
     realRoot: realOr(root),
     niffler: realOr(nifflerPaths(root, env).home),
     env,
+    places: privatePlaces(env),
   };
   const skills: Loaded<Skill>[] = [];
   const invalid: InvalidSkill[] = [];

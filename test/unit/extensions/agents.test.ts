@@ -85,7 +85,7 @@ describe('agent files', () => {
 });
 
 describe('Claude Code and opencode agent files, unchanged', () => {
-  it('a Claude Code subagent: inherit, disallowedTools, maxTurns, permissionMode plan; skills noted', () => {
+  it('a Claude Code subagent: inherit, disallowedTools, maxTurns, permissionMode plan; skills: limits the skills it is offered', () => {
     const parsed = parseAgent(
       file(
         [
@@ -116,7 +116,8 @@ describe('Claude Code and opencode agent files, unchanged', () => {
         maxSteps: 8,
         mode: 'subagent',
         prompt: 'You are a senior reviewer.',
-        notes: ['skills: not supported by niffler; left out'],
+        skills: ['lint-rules'],
+        notes: [],
       },
     });
     expect(parsed.ok && parsed.value && 'model' in parsed.value).toBe(false);
