@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { reply } from '../fixtures/fake-llm/reply.ts';
 import { startFakeLlm, type FakeLlm } from '../fixtures/fake-llm/server.ts';
+import { stdioConsumer } from './gateway.ts';
 import { makeE2eWorkspace } from './workspace.ts';
 
 // Agent Skills through the built binary and a real daemon, the model faked: what is offered,
@@ -224,5 +225,37 @@ describe('skills (built binary, fake LLM)', () => {
     const help = await ws.run(['skills', '--help']);
     expect(help.stdout).toContain('.agents/skills');
     expect(help.stdout).toContain('--json');
+  });
+
+  it("the gateway lists the skills as prompts (a trusted repository's and yours); getting one gives its instructions", async () => {
+    const { ws } = await setup();
+    repoSkill(ws.repo);
+    cpSync(
+      path.join(FIXTURES, 'frontend-design'),
+      path.join(ws.base, '.agents', 'skills', 'frontend-design'),
+      {
+        recursive: true,
+      },
+    );
+    const untrusted = await stdioConsumer(ws);
+    const before = (await untrusted.listPrompts()).prompts.map((p) => p.name);
+    expect(before).toContain('skill__frontend-design');
+    expect(before).not.toContain('skill__release-notes');
+    await untrusted.close();
+
+    await ws.run(['trust']);
+    const client = await stdioConsumer(ws);
+    const prompts = (await client.listPrompts()).prompts;
+    expect(prompts.find((p) => p.name === 'skill__release-notes')?.description).toBe(
+      'Writes release notes from the git log. Use when asked for release notes.',
+    );
+    const got = await client.getPrompt({
+      name: 'skill__release-notes',
+      arguments: { request: 'for v2' },
+    });
+    const text = JSON.stringify(got.messages);
+    expect(text).toContain('MARKER-BODY');
+    expect(text).toContain('references/guide.md');
+    expect(text).toContain('for v2');
   });
 });

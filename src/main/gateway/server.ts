@@ -12,6 +12,7 @@ import { clientProfile } from '../engine/capabilities.ts';
 import { VERSION } from '../version.ts';
 import { callTool, offersFor, relayInput, type ConsumerView } from './calls.ts';
 import { listedTool, servedName } from './catalog.ts';
+import { getSkillPrompt, skillPromptList } from './skill-prompts.ts';
 import type { Consumer } from './consumer.ts';
 import type { GatewayDeps } from './deps.ts';
 import { Exchange } from './exchange.ts';
@@ -128,14 +129,21 @@ const installPrompts = (
     await deps.settled(ctx.mcpReq.signal);
     const { scope } = view(ctx).consumer;
     return {
-      prompts: (await deps.catalog.prompts(scope)).map((p) => ({
-        name: servedName(p.server, p.name, scope),
-        ...(p.description ? { description: p.description } : {}),
-        ...(p.arguments ? { arguments: p.arguments } : {}),
-      })),
+      prompts: [
+        ...(await deps.catalog.prompts(scope)).map((p) => ({
+          name: servedName(p.server, p.name, scope),
+          ...(p.description ? { description: p.description } : {}),
+          ...(p.arguments ? { arguments: p.arguments } : {}),
+        })),
+        ...skillPromptList(deps.loaded(), scope),
+      ],
     };
   });
   server.setRequestHandler('prompts/get', async (request, ctx) => {
+    const { scope } = view(ctx).consumer;
+    const { name, arguments: args } = request.params;
+    const skill = getSkillPrompt(deps.loaded(), scope, deps.root, name, args);
+    if (skill) return skill;
     const prompt = await find(ctx, request.params.name);
     return (await forwardTo(deps, view(ctx), ctx, {
       server: prompt.server,
