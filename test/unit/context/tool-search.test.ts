@@ -3,6 +3,7 @@ import { builtinTools } from '../../../src/workers/protocol/tools.ts';
 import {
   planTools,
   schemaTokens,
+  searchResultText,
   searchTools,
   TOOL_SEARCH,
   type SearchableTool,
@@ -156,5 +157,24 @@ describe('searching deferred tools', () => {
 
   it('finds nothing for words no tool has', () => {
     expect(searchTools(catalog, 'zebra')).toEqual([]);
+  });
+});
+
+describe('skills in tool search', () => {
+  const skill: SearchableTool = {
+    kind: 'skill',
+    spec: {
+      name: 'pdf-forms',
+      description: 'Fills PDF forms and extracts their fields. Use when the user has a PDF form.',
+      inputSchema: {},
+    },
+  };
+
+  it('finds a skill by its description and says to activate it with the skill tool, not to call it', () => {
+    const found = searchTools([...catalog, skill], 'fill in this pdf form');
+    expect(found[0]?.spec.name).toBe('pdf-forms');
+    const text = searchResultText(found, 'fill in this pdf form');
+    expect(text).toContain('Skills that match (activate one with the skill tool');
+    expect(text).toContain('- pdf-forms: Fills PDF forms');
   });
 });

@@ -252,3 +252,21 @@ describe('activation content and trust digest', () => {
     expect(() => skillContent(loaded, repo)).toThrow(/changed since this repository was trusted/);
   });
 });
+
+describe('names shared with agents and commands', () => {
+  it('a skill named like an agent profile or a custom command keeps its name, with a note saying which is which', () => {
+    const dir = path.join(repo, '.agents', 'skills');
+    skill(dir, 'review');
+    skill(dir, 'deploy');
+    mkdirSync(path.join(repo, '.niffler', 'commands'), { recursive: true });
+    writeFileSync(path.join(repo, '.niffler', 'commands', 'deploy.md'), 'Deploy it.\n');
+    const extensions = readExtensions(repo, env);
+    const notes = Object.fromEntries(extensions.skills.map((s) => [s.name, s.notes.join('\n')]));
+    expect(notes['review']).toContain(
+      'an agent profile is named review too: --agent review picks the profile',
+    );
+    expect(notes['deploy']).toContain(
+      'a custom command is named /deploy too: /deploy runs the command; /skills deploy activates this skill',
+    );
+  });
+});

@@ -2,7 +2,12 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { completeSlash, helpText, parseSlash } from '../../../src/ui/app/commands.ts';
+import {
+  completeSkill,
+  completeSlash,
+  helpText,
+  parseSlash,
+} from '../../../src/ui/app/commands.ts';
 import * as ed from '../../../src/ui/app/editor.ts';
 import { buildAnswer, cycleValue, fieldsFromSchema } from '../../../src/ui/app/elicitation.ts';
 import { attachFiles, completePath } from '../../../src/ui/app/files.ts';
@@ -49,6 +54,28 @@ describe('slash commands', () => {
     ['//not a command', null],
   ])('%s', (text, parsed) => {
     expect(parseSlash(text)).toEqual(parsed);
+  });
+
+  it('completes skill names after /skills, those that can be activated only', () => {
+    const info = (name: string, trust: 'yours' | 'trusted' | 'untrusted', description = 'd') => ({
+      name,
+      description,
+      source: trust === 'yours' ? ('user' as const) : ('repo' as const),
+      location: '.agents/skills',
+      file: `/x/${name}/SKILL.md`,
+      trust,
+      offered: trust !== 'untrusted',
+      problems: [],
+    });
+    const skills = [
+      info('pdf', 'yours'),
+      info('pptx', 'trusted'),
+      info('plan-it', 'untrusted'),
+      info('pbad', 'yours', ''),
+    ];
+    expect(completeSkill('/skills p', skills)).toEqual(['/skills pdf', '/skills pptx']);
+    expect(completeSkill('/skills pdf', skills)).toEqual([]);
+    expect(completeSkill('/skill p', skills)).toEqual([]);
   });
 
   it('completes names and lists every command in /help', () => {
