@@ -4,7 +4,7 @@ import { ConfinedError, isInside } from '../../workers/shared/confine.ts';
 import { openConfinedFile } from '../../workers/shared/confined-open.ts';
 import { formatBytes } from '../../workers/shared/bounded-read.ts';
 import { expandHome, hiddenFromSandbox, nifflerPaths, tildify, type Env } from '../paths.ts';
-import type { Loaded } from './load.ts';
+import type { Loaded, TrustNeed } from './load.ts';
 import { skillDigest } from './skill-files.ts';
 import { parseSkillFile, type SkillMeta } from './skill-parse.ts';
 
@@ -267,19 +267,20 @@ const readOne = (entry: string, location: SkillLocation, where: Where): One => {
     bytes: head.bytes,
   };
   if (location.source === 'user' || !location.prefix) return { skill };
-  const value = {
+  return { skill: { ...skill, trust: trustNeed(skill, location.prefix) } };
+};
+
+/** A repository skill's part of the trust digest: its description, allowed-tools and every file. */
+const trustNeed = (skill: Skill, prefix: string): TrustNeed => ({
+  key: `${prefix}:skills.${skill.name}`,
+  path: ['skills', skill.name],
+  file: skill.file,
+  value: {
     description: skill.description,
     ...(skill.allowedToolsRaw ? { 'allowed-tools': skill.allowedToolsRaw } : {}),
-    files: skillDigest(real),
-  };
-  const trust = {
-    key: `${location.prefix}:skills.${skill.name}`,
-    path: ['skills', skill.name],
-    file,
-    value,
-  };
-  return { skill: { ...skill, trust } };
-};
+    files: skillDigest(skill.real),
+  },
+});
 
 /**
  * Every skill of the workspace `root` and of the user, trusted or not, nearest location first;

@@ -112,6 +112,22 @@ const install = (deps: GatewayDeps, server: Server, view: (ctx: ServerContext) =
   installResources(deps, server, view);
 };
 
+/** `prompts/list`: the backing servers' prompts, then the workspace's skills. */
+const listPrompts = async (deps: GatewayDeps, view: ConsumerView, ctx: ServerContext) => {
+  await deps.settled(ctx.mcpReq.signal);
+  const { scope } = view.consumer;
+  return {
+    prompts: [
+      ...(await deps.catalog.prompts(scope)).map((p) => ({
+        name: servedName(p.server, p.name, scope),
+        ...(p.description ? { description: p.description } : {}),
+        ...(p.arguments ? { arguments: p.arguments } : {}),
+      })),
+      ...skillPromptList(deps.loaded(), scope),
+    ],
+  };
+};
+
 const installPrompts = (
   deps: GatewayDeps,
   server: Server,
@@ -125,20 +141,9 @@ const installPrompts = (
     if (!prompt) throw notFound('prompt', name, 'prompts/list');
     return prompt;
   };
-  server.setRequestHandler('prompts/list', async (_request, ctx) => {
-    await deps.settled(ctx.mcpReq.signal);
-    const { scope } = view(ctx).consumer;
-    return {
-      prompts: [
-        ...(await deps.catalog.prompts(scope)).map((p) => ({
-          name: servedName(p.server, p.name, scope),
-          ...(p.description ? { description: p.description } : {}),
-          ...(p.arguments ? { arguments: p.arguments } : {}),
-        })),
-        ...skillPromptList(deps.loaded(), scope),
-      ],
-    };
-  });
+  server.setRequestHandler('prompts/list', async (_request, ctx) =>
+    listPrompts(deps, view(ctx), ctx),
+  );
   server.setRequestHandler('prompts/get', async (request, ctx) => {
     const { scope } = view(ctx).consumer;
     const { name, arguments: args } = request.params;
