@@ -73,6 +73,7 @@ const PROMPT_PART_NAMES: Record<PromptPart['kind'], string> = {
   file: 'instruction file',
   server: 'server instructions',
   hooks: 'hook context',
+  skills: 'skills offered',
   git: 'git context',
 };
 
