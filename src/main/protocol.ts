@@ -325,6 +325,8 @@ export interface ExtensionsList {
   tools: { name: string; description: string; file: string; readOnly: boolean }[];
   /** Files skipped (`file:line: what is wrong`), and what an untrusted repository left out. */
   problems: string[];
+  /** Keys of loaded files niffler has no use for (`file:line key: not used by niffler; ignored`). */
+  notes: string[];
 }
 
 /** An untrusted (or changed) repository's contribution, as the trust dialog shows it. */

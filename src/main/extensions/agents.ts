@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PolicySchema, type ToolPolicy } from '../config/schema.ts';
 import { listOf, nifflerToolName } from './claude-names.ts';
 import type { ExtensionFile } from './files.ts';
-import { checkSchema, parseMarkdown, type Parsed } from './parse.ts';
+import { checkFrontmatter, parseMarkdown, type Parsed, type YamlMapping } from './parse.ts';
 
 /** Where an extension comes from: niffler itself, your `$NIFFLER_HOME`, or the repository. */
 export type ExtensionSource = 'builtin' | 'user' | 'repo';
@@ -35,10 +35,14 @@ export interface AgentProfile {
 export const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 const toolList = z.union([z.array(z.string().min(1)), z.string()]);
-/** Read, not used: keys of Claude Code's and opencode's files niffler has nothing for. */
-const ignored = z.unknown().optional();
+/** Read, not used, and not worth a note: keys that only change how a profile looks or samples. */
+const quiet = z.unknown().optional();
 
-/** The frontmatter of an agent file: niffler's keys, and Claude Code's and opencode's. */
+/**
+ * The frontmatter of an agent file: niffler's keys, and Claude Code's and opencode's that niffler
+ * uses or that only display. Any other key (Claude Code's `memory`, `hooks`…) is noted
+ * as not used and left out (see `checkFrontmatter`): the file still loads.
+ */
 export const AgentSchema = z.strictObject({
   name: z.string().regex(NAME, 'expected letters, digits, ".", "_" or "-"').optional(),
   description: z.string().optional(),
@@ -58,26 +62,18 @@ export const AgentSchema = z.strictObject({
   maxSteps: z.number().int().positive().optional(),
   /** Claude Code's name for maxSteps. */
   maxTurns: z.number().int().positive().optional(),
+  /** opencode's name for maxSteps (its older `maxSteps` is niffler's own). */
+  steps: z.number().int().positive().optional(),
   mode: z.enum(['primary', 'subagent', 'all']).optional(),
   /** opencode's: true leaves the profile out. */
   disable: z.boolean().optional(),
-  /** Claude Code's hooks of one agent: refused (niffler's hooks are in its config). */
-  hooks: ignored,
-  color: z.string().optional(),
-  temperature: z.number().optional(),
   /** The skills the profile is offered (names or globs); Claude Code's key, which preloads them. */
   skills: toolList.optional(),
-  mcpServers: ignored,
-  memory: ignored,
-  background: ignored,
-  isolation: ignored,
-  hidden: ignored,
-  top_p: ignored,
-  prompt: ignored,
+  color: quiet,
+  temperature: quiet,
+  hidden: quiet,
+  top_p: quiet,
 });
-
-/** Keys read and noted as not used (those that only display, like `color`, are not noted). */
-const NOT_USED = ['mcpServers', 'memory', 'background', 'isolation', 'prompt'] as const;
 
 /** opencode's tool names, in niffler's. */
 const OPENCODE_TOOLS: Record<string, string[]> = {
@@ -200,8 +196,6 @@ const policyOf = (meta: z.infer<typeof AgentSchema>, notes: string[]): AgentProf
     notes.push(
       `permissionMode ${meta.permissionMode} not used: it would loosen approvals, and a profile only tightens`,
     );
-  for (const key of NOT_USED)
-    if (meta[key] !== undefined) notes.push(`${key}: not supported by niffler; left out`);
   return policy;
 };
 
@@ -215,50 +209,75 @@ const profileTools = (meta: z.infer<typeof AgentSchema>, notes: string[]) => {
   return denied?.length ? [...(listed ?? []), ...denied] : listed;
 };
 
+/** An agent read: its profile, what its trust part covers, and the keys it left unused. */
+export interface ReadAgent {
+  profile: AgentProfile;
+  frontmatter: Record<string, unknown>;
+  /** `file:line key: not used by niffler; ignored`. */
+  notes: string[];
+}
+
 /**
- * An agent file read into a profile; `mode` defaults to `subagent` for Claude Code's files.
- * Undefined `value` when the file says `disable: true` (opencode's).
+ * An agent's settings (`mapping`: a Markdown file's frontmatter, or an entry of opencode.json's
+ * `agent`) and its prompt read into a profile named `name` unless it says its own; `mode`
+ * defaults to `defaultMode` (`subagent` for Claude Code's files). Undefined `value` when it says
+ * `disable: true` (opencode's).
  */
+export const agentFromMapping = (
+  mapping: YamlMapping,
+  prompt: string,
+  at: { shown: string; file: string; name: string },
+  source: ExtensionSource,
+  defaultMode: AgentMode = 'all',
+): Parsed<ReadAgent | undefined> => {
+  const checked = checkFrontmatter(AgentSchema, mapping, at.shown, {
+    hooks:
+      'not run: niffler runs hooks from .claude/settings.json and its config (hooks:), not while one agent runs; ignored',
+  });
+  if (!checked.ok) return checked;
+  const meta = checked.value.value;
+  if (meta.disable) return { ok: true, value: undefined };
+  const name = meta.name ?? at.name;
+  if (!NAME.test(name))
+    return { ok: false, problem: `${at.shown}:1: "${name}" is not a usable agent name` };
+  const notes: string[] = [];
+  const policy = policyOf(meta, notes);
+  const tools = profileTools(meta, notes);
+  const maxSteps = meta.maxSteps ?? meta.maxTurns ?? meta.steps;
+  const skills = listOf(meta.skills);
+  const profile: AgentProfile = {
+    name,
+    description: meta.description ?? '',
+    ...(meta.model && meta.model !== 'inherit' ? { model: meta.model } : {}),
+    ...(tools ? { tools } : {}),
+    ...(skills ? { skills } : {}),
+    policy,
+    ...(maxSteps ? { maxSteps } : {}),
+    mode: meta.mode ?? defaultMode,
+    prompt,
+    source,
+    file: at.file,
+    notes,
+  };
+  return {
+    ok: true,
+    value: { profile, frontmatter: mapping.data, notes: checked.value.notes },
+  };
+};
+
+/** An agent file (Markdown: frontmatter, then the prompt) read into a profile; see `agentFromMapping`. */
 export const parseAgent = (
   file: ExtensionFile,
   source: ExtensionSource,
   defaultMode: AgentMode = 'all',
-): Parsed<(AgentProfile & { frontmatter: Record<string, unknown> }) | undefined> => {
+): Parsed<ReadAgent | undefined> => {
   const markdown = parseMarkdown(file.text, file.shown);
   if (!markdown.ok) return markdown;
-  const checked = checkSchema(AgentSchema, markdown.value, file.shown);
-  if (!checked.ok) return checked;
-  const meta = checked.value;
-  if (meta.hooks !== undefined)
-    return {
-      ok: false,
-      problem: `${file.shown}:${markdown.value.lineOf(['hooks']) ?? 1} hooks: niffler runs hooks from its config (hooks:), not from agent files; move them there`,
-    };
-  if (meta.disable) return { ok: true, value: undefined };
-  const name = meta.name ?? file.name;
-  if (!NAME.test(name))
-    return { ok: false, problem: `${file.shown}:1: "${name}" is not a usable agent name` };
-  const notes: string[] = [];
-  const policy = policyOf(meta, notes);
-  const tools = profileTools(meta, notes);
-  const maxSteps = meta.maxSteps ?? meta.maxTurns;
-  const skills = listOf(meta.skills);
-  return {
-    ok: true,
-    value: {
-      name,
-      description: meta.description ?? '',
-      ...(meta.model && meta.model !== 'inherit' ? { model: meta.model } : {}),
-      ...(tools ? { tools } : {}),
-      ...(skills ? { skills } : {}),
-      policy,
-      ...(maxSteps ? { maxSteps } : {}),
-      mode: meta.mode ?? defaultMode,
-      prompt: markdown.value.body,
-      source,
-      file: file.file,
-      notes,
-      frontmatter: markdown.value.data,
-    },
-  };
+  return agentFromMapping(
+    markdown.value,
+    markdown.value.body,
+    { shown: file.shown, file: file.file, name: file.name },
+    source,
+    defaultMode,
+  );
 };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NAME, type ExtensionSource } from './agents.ts';
 import { listOf } from './claude-names.ts';
 import type { ExtensionFile } from './files.ts';
-import { checkSchema, parseMarkdown, type Parsed } from './parse.ts';
+import { checkFrontmatter, parseMarkdown, type Parsed } from './parse.ts';
 
 /** A slash command written as a Markdown file: `git/commit.md` is `/git:commit`. */
 export interface CustomCommand {
@@ -22,7 +22,10 @@ export interface CustomCommand {
   file: string;
 }
 
-/** The frontmatter of a command file (Claude Code's keys; niffler adds `agent`). */
+/**
+ * The frontmatter of a command file (Claude Code's keys; niffler adds `agent`). Other keys
+ * (Claude Code's `name`, opencode's `subtask`…) are noted and ignored, never a reason to skip.
+ */
 export const CommandSchema = z.strictObject({
   description: z.string().optional(),
   /** Claude Code's files often write `[message]`, which YAML reads as a list. */
@@ -45,16 +48,16 @@ export const SHELL_PATTERN = /!`([^`\n]+)`/g;
 export const parseCommand = (
   file: ExtensionFile,
   dir: { source: ExtensionSource },
-): Parsed<{ item: CustomCommand; trustValue?: unknown }> => {
+): Parsed<{ item: CustomCommand; trustValue?: unknown; notes: string[] }> => {
   const segments = file.name.split('/');
   const bad = segments.find((s) => !NAME.test(s));
   if (bad !== undefined)
     return { ok: false, problem: `${file.shown}:1: "${bad}" cannot be part of a command name` };
   const markdown = parseMarkdown(file.text, file.shown);
   if (!markdown.ok) return markdown;
-  const checked = checkSchema(CommandSchema, markdown.value, file.shown);
+  const checked = checkFrontmatter(CommandSchema, markdown.value, file.shown);
   if (!checked.ok) return checked;
-  const meta = checked.value;
+  const { value: meta, notes } = checked.value;
   const body = markdown.value.body;
   const shell = [...body.matchAll(SHELL_PATTERN)].map((m) => m[1]!);
   const allowedTools = listOf(meta['allowed-tools']);
@@ -77,6 +80,7 @@ export const parseCommand = (
     ok: true,
     value: {
       item,
+      notes,
       ...(needsTrust ? { trustValue: { frontmatter: markdown.value.data, shell } } : {}),
     },
   };

@@ -47,6 +47,7 @@ export const listExtensions = (
   })),
   ...(skills ? { skills } : {}),
   problems: [...extensions.problems, ...(ignored ? [ignored] : [])],
+  notes: extensions.notes,
 });
 
 /** The engine's requests about agents, commands, repository tools and tasks. */

@@ -36,6 +36,8 @@ export interface Extensions {
   skillProblems: string[];
   /** `file:line: what is wrong` for each file skipped. */
   problems: string[];
+  /** `file:line key: not used by niffler; ignored` for keys of loaded files that niffler has no use for. */
+  notes: string[];
 }
 
 /** The directories extensions are read from, lowest precedence first within each kind. */
@@ -70,11 +72,14 @@ export const extensionDirs = (root: string, env: Env) => {
 
 type Dir = { dir: string; source: ExtensionSource; prefix?: string };
 
-/** What one parser makes of a file: the item and what its trust part covers; none when the file switches itself off. */
+/**
+ * What one parser makes of a file: the item, what its trust part covers and the keys it left
+ * unused; none when the file switches itself off.
+ */
 type Parser<T> = (
   file: ExtensionFile,
   dir: Dir,
-) => Parsed<{ item: T; trustValue?: unknown } | undefined>;
+) => Parsed<{ item: T; trustValue?: unknown; notes?: string[] } | undefined>;
 
 /**
  * Reads one kind from its directories; a later directory's item replaces an earlier one of the
@@ -88,9 +93,10 @@ const readKind = <T extends { name: string }>(
   options: Omit<DirOptions, 'confine'>,
   root: string,
   parse: Parser<T>,
-  problems: string[],
+  found: Pick<Extensions, 'problems' | 'notes'>,
   owned: (name: string, had: Loaded<T> | undefined) => string | undefined = () => undefined,
 ): Loaded<T>[] => {
+  const { problems } = found;
   const byName = new Map<string, Loaded<T>>();
   for (const dir of dirs) {
     // A repository's files stay inside it and out of $NIFFLER_HOME; yours inside their directory.
@@ -109,6 +115,7 @@ const readKind = <T extends { name: string }>(
       }
       if (!parsed.value) continue;
       const { item, trustValue } = parsed.value;
+      found.notes.push(...(parsed.value.notes ?? []));
       const taken = dir.source === 'repo' ? owned(item.name, byName.get(item.name)) : undefined;
       if (taken) {
         problems.push(
@@ -138,7 +145,7 @@ const readKind = <T extends { name: string }>(
 export const readExtensions = (root: string, env: Env): Extensions => {
   const dirs = extensionDirs(root, env);
   const excluded = [nifflerPaths(root, env).home];
-  const problems: string[] = [];
+  const found = { problems: [] as string[], notes: [] as string[] };
   const md = { endings: ['.md'], env, excluded };
   const yaml = { endings: ['.yaml', '.yml'], env, excluded };
   const agents = readKind<AgentProfile>(
@@ -149,10 +156,10 @@ export const readExtensions = (root: string, env: Env): Extensions => {
     (file, dir) => {
       const parsed = parseAgent(file, dir.source, dir.prefix === 'claude' ? 'subagent' : 'all');
       if (!parsed.ok || !parsed.value) return parsed.ok ? { ok: true, value: undefined } : parsed;
-      const { frontmatter, ...item } = parsed.value;
-      return { ok: true, value: { item, trustValue: frontmatter } };
+      const { profile, frontmatter, notes } = parsed.value;
+      return { ok: true, value: { item: profile, trustValue: frontmatter, notes } };
     },
-    problems,
+    found,
     // Names are owned: niffler's built-ins and your own profiles are not a repository's to take.
     (name, had) =>
       had?.source === 'user'
@@ -167,10 +174,10 @@ export const readExtensions = (root: string, env: Env): Extensions => {
     { ...md, recursive: true },
     root,
     parseCommand,
-    problems,
+    found,
   );
-  const tools = readKind(dirs.tools, 'tools', yaml, root, parseRepoTool, problems);
-  const tasks = readKind(dirs.tasks, 'tasks', yaml, root, parseTask, problems);
+  const tools = readKind(dirs.tools, 'tools', yaml, root, parseRepoTool, found);
+  const tasks = readKind(dirs.tasks, 'tasks', yaml, root, parseTask, found);
   const builtins = BUILTIN_AGENTS.filter((b) => !agents.some((a) => a.name === b.name));
   const all = [...builtins, ...agents];
   const skills = readSkills(root, env);
@@ -183,7 +190,7 @@ export const readExtensions = (root: string, env: Env): Extensions => {
     skills: skills.skills,
     invalidSkills: skills.invalid,
     skillProblems: skills.problems,
-    problems,
+    ...found,
   };
 };
 
@@ -256,6 +263,7 @@ export const usableExtensions = (
       invalidSkills: extensions.invalidSkills,
       skillProblems: extensions.skillProblems,
       problems: extensions.problems,
+      notes: extensions.notes,
     },
     ...(left.length
       ? {

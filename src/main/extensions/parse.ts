@@ -74,6 +74,42 @@ export const parseMarkdown = (text: string, shown: string): Parsed<MarkdownFile>
   };
 };
 
+/** A value read from frontmatter (or another tool's file), and the keys it left unused. */
+export interface Checked<T> {
+  value: T;
+  /** `shown:line key: not used by niffler; ignored`, one per key the schema does not name. */
+  notes: string[];
+}
+
+/**
+ * Frontmatter as the tools that write it read it: keys `schema` does not name are left out and
+ * noted (Claude Code, opencode and the skills standard ignore what they do not use, and so a file
+ * written for them loads here too), the keys it names are checked strictly — a value that is
+ * wrong for a field niffler uses skips the file, with `shown:line key: what is wrong`. `why`
+ * says more than "not used" of a key (where niffler takes it from instead). The one helper
+ * agents, commands and skills share.
+ */
+export const checkFrontmatter = <S extends z.ZodObject>(
+  schema: S,
+  mapping: YamlMapping,
+  shown: string,
+  why: Readonly<Record<string, string>> = {},
+): Parsed<Checked<z.infer<S>>> => {
+  const known = new Set(Object.keys(schema.shape));
+  const notes: string[] = [];
+  const data: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(mapping.data)) {
+    if (known.has(key)) data[key] = value;
+    else {
+      const line = mapping.lineOf([key]);
+      const reason = Object.hasOwn(why, key) ? why[key] : 'not used by niffler; ignored';
+      notes.push(`${shown}${line ? `:${line}` : ''} ${key}: ${reason}`);
+    }
+  }
+  const checked = checkSchema(schema, { data, lineOf: mapping.lineOf }, shown);
+  return checked.ok ? { ok: true, value: { value: checked.value, notes } } : checked;
+};
+
 /**
  * `data` checked against `schema`: the parsed value, or the first problem as `shown:line key:
  * what is wrong` (the others follow on their own lines).

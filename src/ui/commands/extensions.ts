@@ -15,7 +15,8 @@ const usable = (options: GlobalOptions) => {
 /** `niffler agents [--json]`: every agent profile this workspace can use, and where it is from. */
 export const agents = (options: GlobalOptions): void => {
   const list = usable(options);
-  if (options.json) return printJson({ agents: list.agents, problems: list.problems });
+  if (options.json)
+    return printJson({ agents: list.agents, problems: list.problems, notes: list.notes });
   print(
     formatTable(
       ['NAME', 'MODE', 'SOURCE', 'TOOLS', 'DESCRIPTION'],
@@ -30,6 +31,7 @@ export const agents = (options: GlobalOptions): void => {
   );
   for (const agent of list.agents) for (const note of agent.notes) warn(`${agent.name}: ${note}`);
   for (const problem of list.problems) warn(problem);
+  for (const note of list.notes) warn(note);
   print('\nUse one: niffler --agent NAME, /agent NAME, or shift-tab in a session');
 };
 

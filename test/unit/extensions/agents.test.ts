@@ -65,21 +65,33 @@ describe('agent files', () => {
     expect(parsed).toMatchObject({
       ok: true,
       value: {
-        name: 'x',
-        tools: ['read_file', 'grep', 'memory__read_graph'],
-        policy: { fetch: 'deny' },
-        mode: 'subagent',
-        prompt: 'Be brief.',
+        profile: {
+          name: 'x',
+          tools: ['read_file', 'grep', 'memory__read_graph'],
+          policy: { fetch: 'deny' },
+          mode: 'subagent',
+          prompt: 'Be brief.',
+        },
+        notes: [],
       },
     });
-    expect(parsed.ok && parsed.value?.notes).toHaveLength(2);
+    expect(parsed.ok && parsed.value?.profile.notes).toHaveLength(2);
   });
 
-  it('refuses an unknown key with its line', () => {
-    expect(parseAgent(file('---\ndescription: a\nmodle: x\n---\n'), 'user')).toEqual({
+  it('an unknown key is a note with its line, never a reason to skip the file', () => {
+    expect(parseAgent(file('---\ndescription: a\nmodle: x\n---\n'), 'user')).toMatchObject({
+      ok: true,
+      value: {
+        profile: { name: 'x', description: 'a' },
+        notes: ['x.md:3 modle: not used by niffler; ignored'],
+      },
+    });
+  });
+
+  it('a wrong value for a key niffler uses still skips the file, with its line', () => {
+    expect(parseAgent(file('---\ndescription: a\nmaxTurns: many\n---\n'), 'user')).toEqual({
       ok: false,
-      problem:
-        'x.md:3 modle: unknown key; did you mean "mode"? expected one of: name, description, model, tools, disallowedTools, policy, permission, permissionMode, maxSteps, maxTurns, mode, disable, hooks, color, temperature, skills, mcpServers, memory, background, isolation, hidden, top_p, prompt',
+      problem: 'x.md:3 maxTurns: expected a number, got "many"',
     });
   });
 });
@@ -110,36 +122,45 @@ describe('Claude Code and opencode agent files, unchanged', () => {
     expect(parsed).toMatchObject({
       ok: true,
       value: {
-        name: 'code-reviewer',
-        tools: ['read_file', 'grep', 'glob', 'bash', '!bash'],
-        policy: { write_file: 'deny', edit_file: 'deny', bash: 'deny' },
-        maxSteps: 8,
-        mode: 'subagent',
-        prompt: 'You are a senior reviewer.',
-        skills: ['lint-rules'],
+        profile: {
+          name: 'code-reviewer',
+          tools: ['read_file', 'grep', 'glob', 'bash', '!bash'],
+          policy: { write_file: 'deny', edit_file: 'deny', bash: 'deny' },
+          maxSteps: 8,
+          mode: 'subagent',
+          prompt: 'You are a senior reviewer.',
+          skills: ['lint-rules'],
+          notes: [],
+        },
         notes: [],
       },
     });
-    expect(parsed.ok && parsed.value && 'model' in parsed.value).toBe(false);
+    expect(parsed.ok && parsed.value && 'model' in parsed.value.profile).toBe(false);
     expect(
       parseAgent(file('---\nmodel: sonnet\npermissionMode: bypassPermissions\n---\n'), 'repo'),
     ).toMatchObject({
       ok: true,
       value: {
-        model: 'sonnet',
-        policy: {},
-        notes: [expect.stringContaining('permissionMode bypassPermissions not used')],
+        profile: {
+          model: 'sonnet',
+          policy: {},
+          notes: [expect.stringContaining('permissionMode bypassPermissions not used')],
+        },
       },
     });
   });
 
-  it('an agent file with hooks is refused, saying where hooks go', () => {
+  it('an agent file with hooks loads; the hooks are noted as not run, saying where hooks go', () => {
     expect(
       parseAgent(file('---\ndescription: a\nhooks:\n  PreToolUse: []\n---\n'), 'repo'),
-    ).toEqual({
-      ok: false,
-      problem:
-        'x.md:3 hooks: niffler runs hooks from its config (hooks:), not from agent files; move them there',
+    ).toMatchObject({
+      ok: true,
+      value: {
+        profile: { name: 'x', description: 'a' },
+        notes: [
+          'x.md:3 hooks: not run: niffler runs hooks from .claude/settings.json and its config (hooks:), not while one agent runs; ignored',
+        ],
+      },
     });
   });
 
@@ -171,18 +192,22 @@ describe('Claude Code and opencode agent files, unchanged', () => {
     expect(parsed).toMatchObject({
       ok: true,
       value: {
-        name: 'docs',
-        mode: 'subagent',
-        model: 'anthropic/claude-sonnet-4-20250514',
-        tools: ['!bash', '!fetch'],
-        policy: { edit_file: 'ask', write_file: 'ask', bash: 'deny' },
-        notes: [
-          expect.stringContaining('permission bash: niffler cannot hold to rules per command'),
-        ],
+        profile: {
+          name: 'docs',
+          mode: 'subagent',
+          model: 'anthropic/claude-sonnet-4-20250514',
+          tools: ['!bash', '!fetch'],
+          policy: { edit_file: 'ask', write_file: 'ask', bash: 'deny' },
+          notes: [
+            expect.stringContaining('permission bash: niffler cannot hold to rules per command'),
+          ],
+        },
       },
     });
     const only = parseAgent(file('---\ntools:\n  "*": false\n  read: true\n---\n'), 'repo');
-    expect(only.ok && only.value?.tools).toEqual(['read_file']);
+    expect(only.ok && only.value?.profile.tools).toEqual(['read_file']);
+    const steps = parseAgent(file('---\ndescription: quick\nsteps: 5\n---\n'), 'repo');
+    expect(steps.ok && steps.value?.profile.maxSteps).toBe(5);
     expect(parseAgent(file('---\ndisable: true\n---\n'), 'repo')).toEqual({
       ok: true,
       value: undefined,
