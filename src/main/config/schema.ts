@@ -4,6 +4,7 @@ import { LOG_LEVELS } from '../../workers/protocol/log-level.ts';
 import { MCP_PROTOCOL_SETTINGS, MCP_TRANSPORTS } from '../../workers/protocol/mcp.ts';
 import { SANDBOX_MODES } from '../../workers/protocol/sandbox.ts';
 import { BUILTIN_SERVERS } from '../lsp/builtins.ts';
+import { CLAUDE_HOOK_EVENTS, HOOK_TYPES, type ClaudeHookEvent } from './hook-events.ts';
 
 /**
  * The parse option for what niffler parses a few times (a config at start and on each change, the
@@ -298,40 +299,68 @@ const ServeClientSchema = z.strictObject({
   policy: z.record(z.string(), PolicySchema).optional(),
 });
 
-/**
- * The events hooks run on, by Claude Code's names (Codex uses them too; Gemini CLI's hooks have
- * the same shape under other names — BeforeTool, AfterTool… — which are not read).
- */
-export const HOOK_EVENTS = [
-  'SessionStart',
-  'UserPromptSubmit',
-  'PreToolUse',
-  'PostToolUse',
-  'Stop',
-  'PreCompact',
-  'SessionEnd',
-] as const;
-export type HookEvent = (typeof HOOK_EVENTS)[number];
+export { HOOK_EVENTS, type HookEvent } from './hook-events.ts';
 
-const HookCommandSchema = z.strictObject({
-  type: z.literal('command'),
-  command: z.string().min(1),
-  /** Seconds before it is ended (default 60). */
-  timeout: z.number().positive().max(3600).optional(),
-});
+/**
+ * One hook handler, with every field Claude Code documents: niffler runs `type: command` (shell
+ * form, or exec form with `args`), honours `timeout`, `statusMessage`, `if` and `async`; the other
+ * types and fields are accepted and listed by `niffler config check` as not used.
+ */
+const HookHandlerSchema = z
+  .strictObject({
+    type: z.enum(HOOK_TYPES),
+    /** Shell form: a command line for bash; exec form (with `args`): the program. */
+    command: z.string().min(1).optional(),
+    /** Exec form: the arguments, each passed as written (no shell). */
+    args: z.array(z.string()).optional(),
+    /** Seconds before it is ended (default 60; Claude Code's files: 600); at most 3600. */
+    timeout: z.number().positive().optional(),
+    /** Shown while it runs. */
+    statusMessage: z.string().optional(),
+    /** A permission rule (`Bash(git *)`, `Edit(*.ts)`): tool events run it only for calls it matches. */
+    if: z.string().optional(),
+    /** Run without waiting for it; its output is not read. */
+    async: z.boolean().optional(),
+    asyncRewake: z.boolean().optional(),
+    shell: z.string().optional(),
+    once: z.boolean().optional(),
+    url: z.string().optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    allowedEnvVars: z.array(z.string()).optional(),
+    server: z.string().optional(),
+    tool: z.string().optional(),
+    input: z.record(z.string(), z.unknown()).optional(),
+    prompt: z.string().optional(),
+    model: z.string().optional(),
+  })
+  .superRefine((hook, ctx) => {
+    if (hook.type === 'command' && !hook.command)
+      ctx.addIssue({ code: 'custom', path: ['command'], message: 'type command needs `command`' });
+  });
+export type HookHandler = z.infer<typeof HookHandlerSchema>;
 
 const HookMatcherSchema = z.strictObject({
-  /** A regular expression over the tool's names (`Bash|Edit`, `memory__.*`); all when absent. */
+  /**
+   * What it selects, as Claude Code reads it: `*`, empty or absent for all; names (letters,
+   * digits, `_`, `-`) separated by `|` or `,` exactly; else a regular expression.
+   */
   matcher: z.string().optional(),
-  hooks: z.array(HookCommandSchema).min(1),
+  hooks: z.array(HookHandlerSchema).min(1),
 });
 
-/** `hooks:` — per event, matchers and the commands they run (every file's hooks run). */
-export const HooksSchema = z.strictObject(
-  Object.fromEntries(HOOK_EVENTS.map((e) => [e, z.array(HookMatcherSchema).optional()])) as {
-    [E in HookEvent]: z.ZodOptional<z.ZodArray<typeof HookMatcherSchema>>;
-  },
-);
+/**
+ * `hooks:` — per event (every one Claude Code documents; those niffler has no moment for are
+ * listed as not fired), matchers and the handlers they run (every file's hooks run).
+ */
+export const HooksSchema = z.strictObject({
+  ...(Object.fromEntries(
+    CLAUDE_HOOK_EVENTS.map((e) => [e, z.array(HookMatcherSchema).optional()]),
+  ) as {
+    [E in ClaudeHookEvent]: z.ZodOptional<z.ZodArray<typeof HookMatcherSchema>>;
+  }),
+  /** Also run the hooks of your own ~/.claude/settings.json (off unless you say so). */
+  readClaudeSettings: z.boolean().optional(),
+});
 export type HooksConfig = z.infer<typeof HooksSchema>;
 
 export const DEFAULT_MODEL = 'local';

@@ -151,6 +151,8 @@ export class Session {
   agent = DEFAULT_AGENT;
   /** How deep in subagents this session is: 0 for one a front-end opened. */
   depth = 0;
+  /** A subagent's parent session (its hooks fire SubagentStart and SubagentStop). */
+  parentId: string | undefined;
   /** A subagent's parents' profile chain: its turns are never wider than that. */
   inherited: ProfileLimit[] = [];
   /** A step bound over the agent's and the config's (a task's `maxSteps`). */
@@ -193,6 +195,7 @@ export class Session {
       root: deps.root,
       config: deps.config,
       run: deps.runCommand ?? noCommands,
+      subagent: () => (this.depth > 0 ? { agent: this.agent, parentId: this.parentId } : undefined),
     });
     this.skills = new SessionSkills({
       root: deps.root,
@@ -239,6 +242,7 @@ export class Session {
     });
     const session = new Session(id, deps, transcript, [], 0);
     session.depth = options.parent ? options.parent.depth + 1 : 0;
+    session.parentId = options.parent?.id;
     session.inherited = options.parent?.chain ?? [];
     session.stepLimit = options.maxSteps;
     session.setAgent(options.agent ?? defaultAgent(deps));
@@ -513,7 +517,7 @@ export class Session {
 
   /** After an answer: true when a Stop hook keeps the model going (its reason is sent). */
   async #keepGoing(turn: TurnState, io: TurnIO, signal: AbortSignal): Promise<boolean> {
-    if (turn.steps >= turn.maxSteps || !this.hooks.has('Stop')) return false;
+    if (turn.steps >= turn.maxSteps || !this.hooks.hasStop()) return false;
     const reason = await this.hooks.stop(turn.stopHookActive === true, io, signal);
     if (!reason || signal.aborted) return false;
     turn.stopHookActive = true;

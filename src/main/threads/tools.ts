@@ -22,6 +22,7 @@ import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import { killGroup } from '../../workers/shared/process-group.ts';
 import { probeBwrap } from '../../workers/shared/sandbox-command.ts';
 import { GIT_WRITE } from '../trust/protected.ts';
+import { sessionEnvFile } from '../extensions/session-env.ts';
 import { WORKER_YOUNG_GENERATION_MB, workerExecArgv, workerFile } from './entry.ts';
 import { whenAborted } from '../../workers/shared/abort.ts';
 import { SearchRelay } from './search-pool.ts';
@@ -172,6 +173,8 @@ export class ToolsHost {
     if (call.readOnlyPaths?.length) context.readOnlyPaths = call.readOnlyPaths;
     if (call.grants) context.fetch = { ...context.fetch, granted: call.grants };
     if (call.grants?.includes(GIT_WRITE)) context.bash = { ...context.bash, gitWritable: true };
+    const envFile = call.name === 'bash' ? sessionEnvFile(call.sessionId) : undefined;
+    if (envFile) context.bash = { ...context.bash, envFile };
     if (call.name !== 'bash' || context.bash.sandbox === 'off') return context;
     const bwrap = await (this.#bwrap ??= probeBwrap(this.#env['PATH'] ?? ''));
     const note =

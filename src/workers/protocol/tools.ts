@@ -43,6 +43,11 @@ export interface BashSettings {
   note?: string;
   /** The user approved this call's git write (`git-write`): the workspace's `.git` is writable. */
   gitWritable?: boolean;
+  /**
+   * The session's environment file (`CLAUDE_ENV_FILE`, written by its SessionStart hooks): read
+   * by bash before each command, as Claude Code does.
+   */
+  envFile?: string;
 }
 
 /** How `fetch` treats loopback, link-local and private addresses. */
@@ -412,6 +417,8 @@ export interface CommandSpec {
   maxOutputBytes: number;
   /** Variables added to the minimal environment (`NIFFLER_PROJECT_DIR`, …). */
   env?: Record<string, string>;
+  /** Directories it may write besides the workspace (a session's `CLAUDE_ENV_FILE` directory). */
+  writable?: string[];
 }
 
 /** How a command ended, and what it printed (cut at `maxOutputBytes`). */

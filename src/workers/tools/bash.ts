@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:os';
+import path from 'node:path';
 import { execa, type Result } from 'execa';
 import type { BwrapProbe } from '../protocol/sandbox.ts';
 import type { ToolArgs, ToolContext, ToolPortMessage } from '../protocol/tools.ts';
@@ -38,17 +39,30 @@ export interface Plan {
   guard?: GuardedEntry[];
 }
 
+/** What a command may have besides bash's own: variables, and directories it may write. */
+export interface PlanExtra {
+  env?: Record<string, string>;
+  writable?: readonly string[];
+}
+
+/** `command` after `. envFile` (its errors silenced), so what the file exports holds for it. */
+const withEnvFile = (command: string, envFile: string | undefined): string =>
+  envFile ? `. '${envFile.replace(/'/g, `'\\''`)}' >/dev/null 2>&1\n${command}` : command;
+
 /**
- * How the command runs: in bwrap or not, under which limits and environment (`extraEnv` added
- * to the minimal one); or why it cannot.
+ * How the command runs: in bwrap or not, under which limits and environment (`extra.env` added
+ * to the minimal one, `extra.writable` writable besides the workspace); or why it cannot. With
+ * `bash.envFile`, the session's environment file is read first (readable in the sandbox).
  */
 export const plan = async (
   command: string,
   context: ToolContext,
-  extraEnv: Record<string, string> = {},
+  extra: PlanExtra = {},
 ): Promise<Plan | ToolResult> => {
   const { bash: settings, root } = context;
-  const base = withLimits({ file: 'bash', args: [...NO_RC, '-c', command] }, settings.limits);
+  const extraEnv = extra.env ?? {};
+  const script = withEnvFile(command, settings.envFile);
+  const base = withLimits({ file: 'bash', args: [...NO_RC, '-c', script] }, settings.limits);
   const probe =
     settings.sandbox === 'off' ? undefined : (settings.bwrap ?? (await (probed ??= probeBwrap())));
   if (settings.sandbox === 'bwrap' && !probe?.ok)
@@ -78,9 +92,17 @@ export const plan = async (
   // Every .git of the workspace read-only, unless the user approved this call's git write.
   const git = sandboxed && !settings.gitWritable ? gitPlaces(root) : undefined;
   const policy = {
-    write: [root],
-    // Active skills of yours: their scripts run, read-only (one in $NIFFLER_HOME stays visible).
-    ...(context.readOnlyPaths?.length ? { read: context.readOnlyPaths } : {}),
+    write: [root, ...(extra.writable ?? [])],
+    // Active skills of yours: their scripts run, read-only (one in $NIFFLER_HOME stays visible);
+    // the session's CLAUDE_ENV_FILE's directory, for its hooks' exports.
+    ...(context.readOnlyPaths?.length || settings.envFile
+      ? {
+          read: [
+            ...(context.readOnlyPaths ?? []),
+            ...(settings.envFile ? [path.dirname(settings.envFile)] : []),
+          ],
+        }
+      : {}),
     hide: settings.hide,
     network: settings.network,
     ...(git ? { protect: git.readOnly } : { gitWritable: true }),

@@ -40,7 +40,10 @@ export const runCommand = async (
   context: ToolContext,
   io: ToolIo,
 ): Promise<ToolResult> => {
-  const planned = await plan(spec.command, context, spec.env);
+  const planned = await plan(spec.command, context, {
+    ...(spec.env ? { env: spec.env } : {}),
+    ...(spec.writable ? { writable: spec.writable } : {}),
+  });
   if ('ok' in planned) return planned;
   const flood = new AbortController();
   const signal = AbortSignal.any([io.signal, flood.signal]);
