@@ -11,6 +11,12 @@ import {
 import { expandVariables } from './expand.ts';
 import { importClaudeFormat } from './interop.ts';
 import {
+  CLAUDE_SETTINGS_KINDS,
+  claudeSettingsFiles,
+  hookNotes,
+  importClaudeSettings,
+} from './claude-settings.ts';
+import {
   mergeLayer,
   parseKeyPath,
   PathConflict,
@@ -132,8 +138,15 @@ export const inferTransport = (server: McpServerConfig): Transport => {
   return 'http';
 };
 
-const isRepoLayer = (layer: ParsedFile): boolean =>
-  layer.source.kind === 'repo' || layer.source.kind === 'mcp-json';
+/** Sources a repository contributes: each needs trust for what it runs or widens. */
+const REPO_KINDS: ReadonlySet<string> = new Set([
+  'repo',
+  'mcp-json',
+  'claude-project',
+  'claude-local',
+]);
+
+const isRepoLayer = (layer: ParsedFile): boolean => REPO_KINDS.has(layer.source.kind);
 
 /** The parts found in `layer`. */
 const partsOf = (parts: readonly Part[], layer: ParsedFile): Part[] =>
@@ -151,9 +164,10 @@ const policyLayer = (data: Data, source: ConfigSource): PolicyLayer[] => {
 /** A file's `hooks:` as a hook layer, if it has any (every layer's hooks run). */
 const hookLayer = (data: Data, source: ConfigSource): HookLayer[] => {
   const parsed = HooksSchema.safeParse(data['hooks'] ?? {}, PARSE_ONCE);
-  return parsed.success && Object.keys(parsed.data).length
-    ? [{ source: source.file ?? source.label ?? source.kind, hooks: parsed.data }]
-    : [];
+  if (!parsed.success || Object.keys(parsed.data).length === 0) return [];
+  const claude = CLAUDE_SETTINGS_KINDS.has(source.kind);
+  const name = source.file ?? source.label ?? source.kind;
+  return [{ source: name, hooks: parsed.data, ...(claude ? { dialect: 'claude' as const } : {}) }];
 };
 
 /** Each variable or flag that sets a policy rule (or all of `tools.policy`), as a layer. */
@@ -166,9 +180,12 @@ const overridePolicy = (overrides: readonly Override[]): PolicyLayer[] =>
       : [];
   });
 
+/** `${VAR}` expanded in a file's values, but not in `hooks:` (a hook's command is the shell's). */
 const expandLayer = (layer: ParsedFile, env: Env, errors: string[]): ParsedFile => {
   const problems: { path: KeyPath; variable: string }[] = [];
-  const data = expandVariables(layer.data, env, problems) as Record<string, unknown>;
+  const { hooks, ...rest } = layer.data;
+  const data = expandVariables(rest, env, problems) as Record<string, unknown>;
+  if (hooks !== undefined) data['hooks'] = hooks;
   for (const { path: at, variable } of problems)
     errors.push(
       `${formatPlace(layer.source.file, layer.lineOf(at), at, env)}: \${${variable}} is not set; export ${variable} or write \${${variable}:-default}`,
@@ -256,6 +273,7 @@ export const loadConfig = (options: LoadOptions = {}): LoadResult => {
 
 /** The config files of a workspace, lowest precedence first, read and parsed (absent ones listed). */
 const readLayers = (
+  root: string,
   paths: NifflerPaths,
   mcpConfigEnv: string | undefined,
   env: Env,
@@ -285,8 +303,23 @@ const readLayers = (
     }
     layers.push(candidate.claude ? importClaudeFormat(parsed, warnings, env) : parsed);
   }
+  for (const candidate of claudeSettingsFiles(root, env, readsClaudeSettings(layers))) {
+    const parsed = readConfigFile(candidate.file, { kind: candidate.kind }, env);
+    files.push({ kind: candidate.kind, file: candidate.file, exists: parsed !== undefined });
+    if (parsed) layers.push(importClaudeSettings(parsed, warnings, env));
+  }
+  for (const layer of layers) hookNotes(layer, warnings, env);
   return { files, layers };
 };
+
+/** Whether your own config says to run the hooks of `~/.claude/settings.json` too. */
+const readsClaudeSettings = (layers: readonly ParsedFile[]): boolean =>
+  layers.some((layer) => {
+    const hooks = layer.data['hooks'];
+    return (
+      layer.source.kind === 'global' && isObject(hooks) && hooks['readClaudeSettings'] === true
+    );
+  });
 
 /** What merging the layers gave: the data, where each value came from, policy and hook layers, servers' sources. */
 interface Merged {
@@ -362,7 +395,7 @@ const resolveServers = (
 ): ResolvedServer[] =>
   Object.entries(config.mcpServers).map(([name, definition]): ResolvedServer => {
     const source = serverSource.get(name) ?? { kind: 'default' };
-    const fromRepo = source.kind === 'repo' || source.kind === 'mcp-json';
+    const fromRepo = REPO_KINDS.has(source.kind);
     return {
       name,
       displayName: definition.name ?? name,
@@ -399,7 +432,7 @@ const load = (options: LoadOptions): LoadedConfig => {
   const mcpConfigEnv = env['NIFFLER_MCP_CONFIG']
     ? path.resolve(options.cwd ?? process.cwd(), env['NIFFLER_MCP_CONFIG'])
     : undefined;
-  const { files, layers } = readLayers(paths, mcpConfigEnv, env, warnings);
+  const { files, layers } = readLayers(workspace.root, paths, mcpConfigEnv, env, warnings);
   // Trust is decided on the files as written, before `${VAR}` expansion.
   const extensions = readExtensions(workspace.root, env);
   const trust = decideTrust(

@@ -18,7 +18,17 @@ const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
 /** Where a configuration value came from. */
 export type SourceKind =
-  'default' | 'global' | 'repo' | 'mcp-json' | 'mcp-config-env' | 'env' | 'flag';
+  | 'default'
+  | 'global'
+  | 'repo'
+  | 'mcp-json'
+  | 'mcp-config-env'
+  | 'env'
+  | 'flag'
+  /** Claude Code's settings: yours (`~/.claude/settings.json`), the repository's, its local ones. */
+  | 'claude-user'
+  | 'claude-project'
+  | 'claude-local';
 
 export interface ConfigSource {
   kind: SourceKind;

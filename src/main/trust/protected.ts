@@ -20,6 +20,12 @@ const CONFIG = "this repository's niffler config: a change takes effect only aft
 const USER_CONFIG = 'your own niffler config: a change applies to every session';
 const GIT = "git's config and hooks: they run code on your next git command";
 
+const PEER =
+  "this repository's settings for another assistant, which niffler reads: a change takes effect only after niffler trust";
+
+/** Other assistants' files in a repository that niffler reads as config (hooks, servers). */
+const PEER_CONFIG = ['.claude/settings.json', '.claude/settings.local.json'];
+
 /** Where niffler's rules live for `root`; `extra` adds files such as NIFFLER_MCP_CONFIG's. */
 export const protectedPlaces = (
   root: string,
@@ -30,6 +36,7 @@ export const protectedPlaces = (
   return [
     { path: paths.repoConfigDir, dir: true, why: CONFIG },
     { path: paths.mcpJson, dir: false, why: CONFIG },
+    ...PEER_CONFIG.map((file) => ({ path: path.join(root, file), dir: false, why: PEER })),
     ...extra.map((file) => ({ path: file, dir: false, why: USER_CONFIG })),
     { path: paths.home, dir: true, why: "niffler's own state (trust, approvals, sessions)" },
     { path: path.join(root, '.git'), dir: true, why: GIT },

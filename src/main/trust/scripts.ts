@@ -87,6 +87,13 @@ const hashFile = (file: string): ScriptValue => {
   }
 };
 
+/** A hook handler's words: its command line, or (exec form) its program and `args`. */
+const hookWords = (hook: Record<string, unknown>, root: string) => {
+  if (typeof hook['command'] !== 'string') return [];
+  const args = Array.isArray(hook['args']) ? hook['args'].map(String) : undefined;
+  return [{ words: args ? [hook['command'], ...args] : shellWords(hook['command']), cwd: root }];
+};
+
 /** The words of what `part` makes niffler run (and where it runs), if it runs anything. */
 const commandWords = (part: Part, root: string): { words: string[]; cwd: string }[] => {
   const value = part.value;
@@ -100,7 +107,7 @@ const commandWords = (part: Part, root: string): { words: string[]; cwd: string 
   if (part.path[0] === 'hooks' && Array.isArray(value))
     return value.flatMap((matcher) =>
       isObject(matcher) && Array.isArray(matcher['hooks'])
-        ? matcher['hooks'].flatMap((hook) => (isObject(hook) ? line(hook['command']) : []))
+        ? matcher['hooks'].flatMap((hook) => (isObject(hook) ? hookWords(hook, root) : []))
         : [],
     );
   if (part.path[0] === 'tools' && isObject(value)) return line(value['command']);
