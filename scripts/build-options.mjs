@@ -33,6 +33,8 @@ export const buildOptions = (entryPoints, outdir) => ({
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
   plugins: [lazyCrypto],
+  // jsonc-parser's main build is UMD, whose require('./impl/…') esbuild cannot follow: its ESM one.
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   // React and its reconciler ship development builds behind this check: drop them from the bundle.
   define: { 'process.env.NODE_ENV': '"production"' },
   // Packages that load files next to themselves at run time, or are optional, stay external.

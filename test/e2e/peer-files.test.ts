@@ -155,3 +155,67 @@ describe('a Claude Code user’s .claude/settings.json hooks (built binary)', ()
     expect((await ws.run(['config', 'show'])).stderr).toMatch(/changed since you trusted it/);
   });
 });
+
+interface Listed {
+  name: string;
+  transport: string;
+  target: string;
+  source: string;
+  line: number | null;
+  trust: string;
+}
+
+describe('Codex’s config.toml and Gemini CLI’s settings.json MCP servers (built binary)', () => {
+  it('are listed from their places with their source: yours as yours, the repository’s untrusted', async () => {
+    const { ws } = await setup();
+    const copy = (from: string, to: string) => {
+      mkdirSync(path.dirname(to), { recursive: true });
+      copyFileSync(path.join(PEERS, from), to);
+    };
+    copy('codex/config.toml', path.join(ws.base, '.codex', 'config.toml'));
+    copy('gemini/settings.json', path.join(ws.base, '.gemini', 'settings.json'));
+    copy('gemini/project-settings.json', path.join(ws.repo, '.gemini', 'settings.json'));
+    const listed = await ws.runJson<Listed[]>(['mcp', 'list']);
+    const byName = Object.fromEntries(listed.map((s) => [s.name, s]));
+    expect(Object.keys(byName).sort()).toEqual([
+      'figma',
+      'filteredServer',
+      'httpServerWithAuth',
+      'server-name',
+    ]);
+    expect(byName['server-name']).toMatchObject({
+      transport: 'stdio',
+      source: path.join(ws.base, '.codex', 'config.toml'),
+      line: 1,
+      trust: 'yours',
+    });
+    expect(byName['figma']).toMatchObject({ transport: 'http', line: 9, trust: 'yours' });
+    expect(byName['filteredServer']).toMatchObject({
+      transport: 'stdio',
+      source: path.join(ws.base, '.gemini', 'settings.json'),
+      trust: 'yours',
+    });
+    expect(byName['httpServerWithAuth']).toMatchObject({
+      transport: 'http',
+      source: path.join(ws.repo, '.gemini', 'settings.json'),
+      trust: 'untrusted',
+    });
+    const { config: shown } = await ws.runJson<{
+      config: { mcpServers: Record<string, Record<string, unknown>> };
+    }>(['config', 'show']);
+    expect(shown.mcpServers['server-name']).toMatchObject({
+      command: 'npx',
+      args: ['-y', 'mcp-server'],
+      startupTimeout: 10,
+      timeout: 60,
+    });
+    expect(shown.mcpServers['filteredServer']).toMatchObject({
+      includeTools: ['safe_tool', 'file_reader', 'data_processor'],
+      timeout: 30,
+    });
+
+    // Each source can be turned off.
+    ws.writeGlobal(`peers:\n  codex: false\n  gemini: false\n`);
+    expect(await ws.runJson<Listed[]>(['mcp', 'list'])).toEqual([]);
+  });
+});

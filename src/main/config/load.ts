@@ -16,6 +16,7 @@ import {
   hookNotes,
   importClaudeSettings,
 } from './claude-settings.ts';
+import { PEER_REPO_KINDS, peerFiles, readPeerFile } from './peer-mcp.ts';
 import {
   mergeLayer,
   parseKeyPath,
@@ -144,6 +145,7 @@ const REPO_KINDS: ReadonlySet<string> = new Set([
   'mcp-json',
   'claude-project',
   'claude-local',
+  ...PEER_REPO_KINDS,
 ]);
 
 const isRepoLayer = (layer: ParsedFile): boolean => REPO_KINDS.has(layer.source.kind);
@@ -303,7 +305,21 @@ const readLayers = (
     }
     layers.push(candidate.claude ? importClaudeFormat(parsed, warnings, env) : parsed);
   }
-  for (const candidate of claudeSettingsFiles(root, env, readsClaudeSettings(layers))) {
+  const off = peersOff(layers);
+  const peers = peerFiles(root, env, off).flatMap((peer) => {
+    const parsed = readPeerFile(peer, env, warnings);
+    files.push({ kind: peer.kind, file: peer.file, exists: parsed !== undefined });
+    return parsed ? [parsed] : [];
+  });
+  // Yours below your niffler config; the repository's below its .mcp.json and niffler config.
+  const firstRepo = layers.findIndex(isRepoLayer);
+  const at = firstRepo < 0 ? layers.length : firstRepo;
+  layers.splice(at, 0, ...peers.filter(isRepoLayer));
+  layers.unshift(...peers.filter((layer) => !isRepoLayer(layer)));
+  const claude = off.has('claude')
+    ? []
+    : claudeSettingsFiles(root, env, readsClaudeSettings(layers));
+  for (const candidate of claude) {
     const parsed = readConfigFile(candidate.file, { kind: candidate.kind }, env);
     files.push({ kind: candidate.kind, file: candidate.file, exists: parsed !== undefined });
     if (parsed) layers.push(importClaudeSettings(parsed, warnings, env));
@@ -311,6 +327,15 @@ const readLayers = (
   for (const layer of layers) hookNotes(layer, warnings, env);
   return { files, layers };
 };
+
+/** The other assistants whose files a niffler config turns off (`peers.codex: false`…). */
+const peersOff = (layers: readonly ParsedFile[]): Set<string> =>
+  new Set(
+    layers.flatMap((layer) => {
+      const peers = layer.data['peers'];
+      return isObject(peers) ? Object.keys(peers).filter((name) => peers[name] === false) : [];
+    }),
+  );
 
 /** Whether your own config says to run the hooks of `~/.claude/settings.json` too. */
 const readsClaudeSettings = (layers: readonly ParsedFile[]): boolean =>

@@ -371,6 +371,18 @@ export const ConfigSchema = z.strictObject({
   model: z.string().min(1).default(DEFAULT_MODEL),
   models: z.record(z.string(), ModelSchema).default({}),
   mcpServers: z.record(z.string(), McpServerSchema).default({}),
+  /**
+   * Other assistants' files niffler reads, each on unless switched off here: Claude Code's
+   * settings (hooks), Codex's config.toml, Gemini CLI's settings.json and opencode.json (servers).
+   */
+  peers: z
+    .strictObject({
+      claude: z.boolean().default(true),
+      codex: z.boolean().default(true),
+      gemini: z.boolean().default(true),
+      opencode: z.boolean().default(true),
+    })
+    .prefault({}),
   tools: ToolsSchema.prefault({}),
   agent: z
     .strictObject({

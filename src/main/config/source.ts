@@ -28,7 +28,14 @@ export type SourceKind =
   /** Claude Code's settings: yours (`~/.claude/settings.json`), the repository's, its local ones. */
   | 'claude-user'
   | 'claude-project'
-  | 'claude-local';
+  | 'claude-local'
+  /** Other assistants' MCP servers: Codex's, Gemini CLI's, opencode's; yours, the repository's. */
+  | 'codex-user'
+  | 'codex-project'
+  | 'gemini-user'
+  | 'gemini-project'
+  | 'opencode-user'
+  | 'opencode-project';
 
 export interface ConfigSource {
   kind: SourceKind;

@@ -24,7 +24,13 @@ const PEER =
   "this repository's settings for another assistant, which niffler reads: a change takes effect only after niffler trust";
 
 /** Other assistants' files in a repository that niffler reads as config (hooks, servers). */
-const PEER_CONFIG = ['.claude/settings.json', '.claude/settings.local.json'];
+const PEER_CONFIG = [
+  '.claude/settings.json',
+  '.claude/settings.local.json',
+  '.codex/config.toml',
+  '.gemini/settings.json',
+  'opencode.json',
+];
 
 /** Where niffler's rules live for `root`; `extra` adds files such as NIFFLER_MCP_CONFIG's. */
 export const protectedPlaces = (
