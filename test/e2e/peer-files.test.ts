@@ -219,3 +219,21 @@ describe('Codex’s config.toml and Gemini CLI’s settings.json MCP servers (bu
     expect(await ws.runJson<Listed[]>(['mcp', 'list'])).toEqual([]);
   });
 });
+
+describe('CLAUDE.md = @AGENTS.md + Claude notes (built binary)', () => {
+  it('sends AGENTS.md once and the notes whole', async () => {
+    const { ws, llm } = await setup();
+    const agents = '# Agents\n' + 'Run npm test before you commit.\n'.repeat(450);
+    const notes = '## Claude notes\n' + 'Prefer small commits, one change each.\n'.repeat(300);
+    writeFileSync(path.join(ws.repo, 'AGENTS.md'), agents);
+    writeFileSync(path.join(ws.repo, 'CLAUDE.md'), `@AGENTS.md\n\n${notes}`);
+    expect((await ws.run(['trust'])).exitCode).toBe(0);
+    llm.queue(reply().text('ok'));
+    const result = await ws.run(['-p', 'hi']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).not.toContain('cut');
+    const sentText = JSON.stringify(llm.requests[0]!.body);
+    expect(sentText.split('Run npm test before you commit.').length - 1).toBe(450);
+    expect(sentText.split('Prefer small commits, one change each.').length - 1).toBe(300);
+  });
+});

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { buildSystemPrompt } from '../../../src/main/engine/context/prompt.ts';
-import { INSTRUCTIONS_BUDGET } from '../../../src/main/engine/context/instructions.ts';
+import { FILE_BUDGET, INSTRUCTIONS_BUDGET } from '../../../src/main/engine/context/instructions.ts';
 
 const workspace = () => {
   const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'nf-ctx-')));
@@ -91,14 +91,32 @@ describe('instruction files', () => {
     ]);
   });
 
-  it('keeps to a byte budget and says which file was cut', async () => {
+  it('keeps each file to its budget and all to the shared one, and says which file was cut and by how much', async () => {
     const ws = workspace();
-    ws.write(path.join(ws.root, 'AGENTS.md'), 'a'.repeat(INSTRUCTIONS_BUDGET - 100));
-    ws.write(path.join(ws.root, 'CLAUDE.md'), 'b'.repeat(5000));
+    ws.write(path.join(ws.root, 'AGENTS.md'), 'a'.repeat(FILE_BUDGET + 1000));
+    ws.write(path.join(ws.root, 'CLAUDE.md'), 'b'.repeat(FILE_BUDGET - 1000));
+    ws.write(path.join(ws.root, 'pkg', 'AGENTS.md'), 'c'.repeat(5000));
+    const prompt = await build(ws, { cwd: path.join(ws.root, 'pkg') });
+    expect(prompt.cut).toHaveLength(2);
+    expect(prompt.cut[0]).toBe(`AGENTS.md (${FILE_BUDGET} of ${FILE_BUDGET + 1000} bytes)`);
+    expect(prompt.cut[1]).toMatch(/^pkg\/AGENTS\.md \(\d+ of 5000 bytes\)$/);
+    expect(prompt.text).toContain('b'.repeat(FILE_BUDGET - 1000));
+    expect(prompt.instructionChars).toBeLessThan(INSTRUCTIONS_BUDGET + 1000);
+    expect(prompt.text).toContain('[AGENTS.md is cut here: instructions are limited to');
+  });
+
+  it('CLAUDE.md = @AGENTS.md + notes gives AGENTS.md once and the notes whole, a 15–30 KB pair uncut', async () => {
+    const ws = workspace();
+    const agents = '# Agents\n' + 'Run npm test before you commit.\n'.repeat(500);
+    const notes = '## Claude notes\n' + 'Prefer small commits.\n'.repeat(600);
+    ws.write(path.join(ws.root, 'AGENTS.md'), agents);
+    ws.write(path.join(ws.root, 'CLAUDE.md'), `@AGENTS.md\n\n${notes}`);
     const prompt = await build(ws);
-    expect(prompt.cut).toEqual(['CLAUDE.md']);
-    expect(prompt.instructionChars).toBeLessThan(INSTRUCTIONS_BUDGET + 500);
-    expect(prompt.text).toContain('[CLAUDE.md is cut here: instructions are limited to');
+    expect(Buffer.byteLength(agents + notes)).toBeGreaterThan(28_000);
+    expect(prompt.cut).toEqual([]);
+    expect(prompt.text.split('Run npm test before you commit.').length - 1).toBe(500);
+    expect(prompt.text).toContain('[@AGENTS.md: given once, above]');
+    expect(prompt.text).toContain(notes.trim());
   });
 
   it('a trusted server’s instructions join, each bounded', async () => {

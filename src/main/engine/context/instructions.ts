@@ -20,8 +20,13 @@ const REPO_PROMPTS = [
 
 /** Bytes read of any one file. */
 export const MAX_FILE_BYTES = 64 * 1024;
-/** Bytes of instructions given in all; past it, files are cut and a note says so. */
-export const INSTRUCTIONS_BUDGET = 32 * 1024;
+/**
+ * Bytes one instruction file gives, its imports included; past it, the file is cut and a note
+ * says so. Room for a whole 15–30 KB CLAUDE.md or AGENTS.md.
+ */
+export const FILE_BUDGET = 32 * 1024;
+/** Bytes of instructions given in all (the common CLAUDE.md + AGENTS.md pair fits whole). */
+export const INSTRUCTIONS_BUDGET = 64 * 1024;
 /** How deep `@path` imports nest. */
 const MAX_IMPORT_DEPTH = 4;
 
@@ -101,6 +106,8 @@ interface Gather {
   within: string;
   left: number;
   out: Instructions;
+  /** Real paths of the files given so far (each is given once: `CLAUDE.md` = `@AGENTS.md` + notes). */
+  given: Set<string>;
 }
 
 /**
@@ -129,6 +136,8 @@ const expandImports = (text: string, from: string, g: Gather, seen: string[]): s
       });
       return whole;
     }
+    if (g.given.has(read.real)) return `${lead}[@${ref}: given once, above]`;
+    g.given.add(read.real);
     return `${lead}${expandImports(read.text, read.real, g, [...seen, read.real])}`;
   });
 
@@ -140,19 +149,24 @@ const add = (file: string, title: string, shown: string, g: Gather): void => {
     g.out.refused.push({ file: shown, why: read.refused });
     return;
   }
+  // Given already, imported by a file before it (or the same file by another name).
+  if (g.given.has(read.real)) return;
+  g.given.add(read.real);
   // HTML comments in the templates are notes for the human who edits them.
   let text = expandImports(read.text, read.real, g, [read.real])
     .replace(/<!--[\s\S]*?-->/g, '')
     .trim();
   if (!text) return;
   let cut = read.cut;
-  if (Buffer.byteLength(text) > g.left) {
-    text = Buffer.from(text).subarray(0, Math.max(0, g.left)).toString('utf8');
+  const room = Math.max(0, Math.min(FILE_BUDGET, g.left));
+  const bytes = Buffer.byteLength(text);
+  if (bytes > room) {
+    text = Buffer.from(text).subarray(0, room).toString('utf8');
     cut = true;
   }
   if (cut) {
-    g.out.cut.push(shown);
-    text += `\n\n[${shown} is cut here: instructions are limited to ${INSTRUCTIONS_BUDGET} bytes in all]`;
+    g.out.cut.push(`${shown} (${room} of ${read.cut ? `over ${MAX_FILE_BYTES}` : bytes} bytes)`);
+    text += `\n\n[${shown} is cut here: instructions are limited to ${FILE_BUDGET} bytes a file and ${INSTRUCTIONS_BUDGET} bytes in all]`;
   }
   g.left -= Buffer.byteLength(text);
   if (text.trim()) g.out.files.push({ file: shown, title, text });
@@ -160,7 +174,8 @@ const add = (file: string, title: string, shown: string, g: Gather): void => {
 
 /**
  * Gathers the instruction files for a turn: the user's own (`home`: NIFFLER.md, AGENTS.md in
- * `$NIFFLER_HOME`), then — only when `trusted` — the repository's, each read confined and all
+ * `$NIFFLER_HOME`), then — only when `trusted` — the repository's, each read confined, each
+ * file once (an import of one given already is a marker), each within `FILE_BUDGET` and all
  * within `INSTRUCTIONS_BUDGET`.
  */
 export const gatherInstructions = (options: {
@@ -171,7 +186,8 @@ export const gatherInstructions = (options: {
 }): Instructions => {
   const out: Instructions = { files: [], untrusted: [], refused: [], cut: [] };
   // Your own files may be symlinks into a dotfiles repository: confined to nothing but `/`.
-  const global = { within: '/', left: INSTRUCTIONS_BUDGET, out };
+  const given = new Set<string>();
+  const global = { within: '/', left: INSTRUCTIONS_BUDGET, out, given };
   for (const name of ['NIFFLER.md', 'AGENTS.md'])
     if (existsSync(path.join(options.home, name)))
       add(
@@ -185,7 +201,7 @@ export const gatherInstructions = (options: {
     out.untrusted = files.filter(existsSync).map((f) => path.relative(options.root, f));
     return out;
   }
-  const repo = { within: options.root, left: global.left, out };
+  const repo = { within: options.root, left: global.left, out, given };
   for (const file of files) {
     const shown = path.relative(options.root, file);
     const title = REPO_PROMPTS.find(([f]) => f === shown)?.[1] ?? shown;
