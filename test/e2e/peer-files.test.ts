@@ -237,3 +237,73 @@ describe('CLAUDE.md = @AGENTS.md + Claude notes (built binary)', () => {
     expect(sentText.split('Prefer small commits, one change each.').length - 1).toBe(300);
   });
 });
+
+interface AgentsList {
+  agents: { name: string; maxSteps?: number; source: string; description: string }[];
+  problems: string[];
+  notes: string[];
+}
+
+describe('frontmatter and opencode.json agents as their tools read them (built binary)', () => {
+  it('a command with name:, an opencode agent with steps: and opencode.json agents load; unused keys are notes', async () => {
+    const { ws, llm } = await setup();
+    const write = (file: string, text: string) => {
+      mkdirSync(path.dirname(path.join(ws.repo, file)), { recursive: true });
+      writeFileSync(path.join(ws.repo, file), text);
+    };
+    // Shapes from Claude Code's slash-command and opencode's agent documentation.
+    write(
+      '.claude/commands/review-pr.md',
+      '---\nname: review-pr\ndescription: Review a pull request\nargument-hint: [pr-number]\nallowed-tools: Read, Grep\n---\nReview pull request $ARGUMENTS.\n',
+    );
+    write(
+      '.opencode/agent/docs-writer.md',
+      '---\ndescription: Writes and maintains project documentation\nmode: subagent\nsteps: 5\ntools:\n  bash: false\n---\nYou are a technical writer.\n',
+    );
+    write('prompts/build.txt', 'You build with care.\n');
+    write(
+      'opencode.json',
+      JSON.stringify(
+        {
+          $schema: 'https://opencode.ai/config.json',
+          agent: {
+            builder: {
+              description: 'Builds the project',
+              mode: 'primary',
+              model: 'anthropic/claude-sonnet-4-20250514',
+              prompt: '{file:./prompts/build.txt}',
+              tools: { write: true, edit: true, bash: true },
+            },
+            'code-reviewer': {
+              description: 'Reviews code for best practices and potential issues',
+              mode: 'subagent',
+              prompt:
+                'You are a code reviewer. Focus on security, performance, and maintainability.',
+              tools: { write: false, edit: false },
+              steps: 8,
+            },
+          },
+        },
+        null,
+        2,
+      ),
+    );
+    expect((await ws.run(['trust'])).exitCode).toBe(0);
+    const list = await ws.runJson<AgentsList>(['agents']);
+    const byName = Object.fromEntries(list.agents.map((a) => [a.name, a]));
+    expect(byName['docs-writer']).toMatchObject({ maxSteps: 5 });
+    expect(byName['code-reviewer']).toMatchObject({ maxSteps: 8 });
+    expect(byName['builder']?.description).toBe('Builds the project');
+    expect(list.problems).toEqual([]);
+    expect(list.notes).toEqual(
+      expect.arrayContaining([expect.stringMatching(/review-pr\.md:2 name: not used by niffler/)]),
+    );
+    llm.queue(reply().text('reviewed'));
+    const ran = await ws.run(['-p', '/review-pr 42']);
+    expect(ran.exitCode).toBe(0);
+    expect(JSON.stringify(llm.requests.at(-1)!.body)).toContain('Review pull request 42.');
+    llm.queue(reply().text('built'));
+    expect((await ws.run(['-p', 'go', '--agent', 'builder'])).exitCode).toBe(0);
+    expect(JSON.stringify(llm.requests.at(-1)!.body)).toContain('You build with care.');
+  });
+});

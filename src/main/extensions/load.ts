@@ -9,6 +9,7 @@ import type { Parsed } from './parse.ts';
 import { parseRepoTool, type RepoTool } from './repo-tools.ts';
 import { parseTask, type TaskDefinition } from './tasks.ts';
 import { readSkills, skillLocations, type InvalidSkill, type Skill } from './skills.ts';
+import { readOpencodeAgents } from './opencode-agents.ts';
 
 /** What a repository item needs trust for: its part of the trust digest. */
 export interface TrustNeed {
@@ -178,6 +179,7 @@ export const readExtensions = (root: string, env: Env): Extensions => {
   );
   const tools = readKind(dirs.tools, 'tools', yaml, root, parseRepoTool, found);
   const tasks = readKind(dirs.tasks, 'tasks', yaml, root, parseTask, found);
+  agents.unshift(...jsonAgents(root, agents, found));
   const builtins = BUILTIN_AGENTS.filter((b) => !agents.some((a) => a.name === b.name));
   const all = [...builtins, ...agents];
   const skills = readSkills(root, env);
@@ -214,6 +216,36 @@ const noteNameClashes = (
       );
   }
 };
+
+/**
+ * opencode.json's agents, each a repository contribution (`opencode:agents.NAME`); a name an
+ * agent file, your own profile or a built-in has already is the file's (opencode's Markdown
+ * agents and JSON agents do not share names in practice), and said.
+ */
+const jsonAgents = (
+  root: string,
+  agents: readonly Loaded<AgentProfile>[],
+  found: Pick<Extensions, 'problems' | 'notes'>,
+): Loaded<AgentProfile>[] =>
+  readOpencodeAgents(root, found).flatMap(({ profile, trustValue, notes }) => {
+    const had = agents.find((a) => a.name === profile.name);
+    const builtin = BUILTIN_AGENTS.some((b) => b.name === profile.name);
+    if (had || builtin) {
+      found.problems.push(
+        `opencode.json agent.${profile.name}: "${profile.name}" is already ${had ? `defined by ${had.file ?? 'a profile'}` : "niffler's built-in profile"}; this entry is ignored (give it another name)`,
+      );
+      return [];
+    }
+    found.notes.push(...notes);
+    const file = profile.file ?? path.join(root, 'opencode.json');
+    const trust = {
+      key: `opencode:agents.${profile.name}`,
+      path: ['agents', profile.name],
+      file,
+      value: trustValue,
+    };
+    return [{ ...profile, trust }];
+  });
 
 /** The trust parts of what the repository contributes (see `repositoryContribution`). */
 export const extensionParts = (extensions: Extensions): Part[] =>
