@@ -86,7 +86,7 @@ const readDecision = (json: Record<string, unknown>, verdict: HookVerdict, ran: 
   if (typeof json['systemMessage'] === 'string') verdict.warnings.push(json['systemMessage']);
 };
 
-/** The JSON object a hook printed, if its stdout is one (Claude Code reads it on any exit code). */
+/** The JSON object a hook printed, if its stdout is one. */
 const printedJson = (text: string): Record<string, unknown> | 'invalid' | undefined => {
   if (!text.startsWith('{')) return undefined;
   try {
@@ -97,26 +97,30 @@ const printedJson = (text: string): Record<string, unknown> | 'invalid' | undefi
   }
 };
 
-/** Folds one hook's outcome into the verdict of its event. */
+/**
+ * Folds one hook's outcome into the verdict of its event, as Claude Code's hooks reference says:
+ * exit 2 blocks with stderr as the reason (stdout and any JSON in it ignored); another failure is
+ * a warning that decides nothing; on exit 0 a JSON object decides, and plain text is context
+ * where the event has a prompt to add to.
+ */
 const judge = (ran: Ran, verdict: HookVerdict): void => {
   const { outcome } = ran;
   const name = `${ran.event} hook \`${short(ran.line)}\``;
-  const text = outcome.stdout.trim();
-  const json = outcome.ended ? undefined : printedJson(text);
   const failed = failure(outcome, ran.timeout);
-  if (failed && !isObject(json))
-    return void verdict.warnings.push(`${name} ${failed}; going on without it`);
-  // Exit 2 blocks whatever the JSON says; its reason is the JSON's blocking one, else stderr.
-  if (isObject(json)) readDecision(json, verdict, ran);
-  if (outcome.exitCode === 2) verdict.block ??= outcome.stderr.trim() || `blocked by the ${name}`;
-  if (isObject(json)) return;
+  if (failed) return void verdict.warnings.push(`${name} ${failed}; going on without it`);
+  if (outcome.exitCode === 2) {
+    verdict.block ??= outcome.stderr.trim() || `blocked by the ${name}`;
+    return;
+  }
+  const text = outcome.stdout.trim();
+  const json = printedJson(text);
+  if (isObject(json)) return readDecision(json, verdict, ran);
   if (json === 'invalid')
     return void verdict.warnings.push(
       `${name} printed invalid JSON (${outcome.cut ? 'cut at 64 KiB' : text.slice(0, 80)}); its output is ignored`,
     );
-  // Plain text on stdout is context for the model where the event has a prompt to add to.
   const adds = ['UserPromptSubmit', 'SessionStart', 'SubagentStart'].includes(ran.event);
-  if (text && adds && outcome.exitCode === 0) verdict.context.push(text);
+  if (text && adds) verdict.context.push(text);
 };
 
 /** What the hooks of one event see, in one layer's names. */

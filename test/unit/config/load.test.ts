@@ -302,7 +302,7 @@ describe('malformed input: each with its exact message', () => {
     [
       'unknown key',
       'modle: x\n',
-      '~/home/config.yaml:1 modle: unknown key; did you mean "model"? expected one of: model, models, mcpServers, tools, agent, daemon, mcp, lsp, serve, ui, logLevel, hooks',
+      '~/home/config.yaml:1 modle: unknown key; did you mean "model"? expected one of: model, models, mcpServers, peers, tools, agent, daemon, mcp, lsp, serve, ui, logLevel, hooks',
     ],
     [
       'empty file',
