@@ -59,12 +59,21 @@ describe('niffler config, init, trust (built binary)', () => {
     });
     const parsed = JSON.parse(stdout);
     expect(parsed.root).toBe(ws.repo);
+    // Highest first; the repository's Claude Code settings carry hooks only (every layer's run).
     expect(parsed.files.map((f: { kind: string }) => f.kind)).toEqual([
+      'claude-local',
+      'claude-project',
       'repo',
       'mcp-json',
+      'opencode-project',
+      'gemini-project',
+      'codex-project',
       'global',
+      'opencode-user',
+      'gemini-user',
+      'codex-user',
     ]);
-    expect(parsed.files[0].exists).toBe(true);
+    expect(parsed.files.find((f: { kind: string }) => f.kind === 'repo').exists).toBe(true);
   });
 
   it('init writes .niffler/ once and never overwrites; trust records the servers', async () => {

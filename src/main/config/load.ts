@@ -306,16 +306,24 @@ const readLayers = (
     layers.push(candidate.claude ? importClaudeFormat(parsed, warnings, env) : parsed);
   }
   const off = peersOff(layers);
-  const peers = peerFiles(root, env, off).flatMap((peer) => {
-    const parsed = readPeerFile(peer, env, warnings);
-    files.push({ kind: peer.kind, file: peer.file, exists: parsed !== undefined });
-    return parsed ? [parsed] : [];
-  });
+  const peers = peerFiles(root, env, off).map((peer) => ({
+    info: { kind: peer.kind, file: peer.file, exists: false },
+    parsed: readPeerFile(peer, env, warnings),
+  }));
+  for (const peer of peers) peer.info.exists = peer.parsed !== undefined;
   // Yours below your niffler config; the repository's below its .mcp.json and niffler config.
-  const firstRepo = layers.findIndex(isRepoLayer);
-  const at = firstRepo < 0 ? layers.length : firstRepo;
-  layers.splice(at, 0, ...peers.filter(isRepoLayer));
-  layers.unshift(...peers.filter((layer) => !isRepoLayer(layer)));
+  const isRepo = (kind: string) => REPO_KINDS.has(kind);
+  const place = <T>(list: T[], kindOf: (item: T) => string, mine: T[], theirs: T[]) => {
+    const first = list.findIndex((item) => isRepo(kindOf(item)));
+    list.splice(first < 0 ? list.length : first, 0, ...theirs);
+    list.unshift(...mine);
+  };
+  const parsedOf = (repo: boolean) =>
+    peers.flatMap((p) => (p.parsed && isRepo(p.info.kind) === repo ? [p.parsed] : []));
+  place(layers, (l) => l.source.kind, parsedOf(false), parsedOf(true));
+  const infoOf = (repo: boolean) =>
+    peers.filter((p) => isRepo(p.info.kind) === repo).map((p) => p.info);
+  place(files, (f) => f.kind, infoOf(false), infoOf(true));
   const claude = off.has('claude')
     ? []
     : claudeSettingsFiles(root, env, readsClaudeSettings(layers));
