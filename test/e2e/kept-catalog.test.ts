@@ -32,6 +32,8 @@ const gatedWorkspace = (llm: FakeLlm, extra = '') => {
       `    baseUrl: ${llm.url}/v1`,
       '    model: fake-model',
       '    toolProtocol: native',
+      // Roomy enough that the server's tools are sent whole, not behind tool_search.
+      '    contextWindow: 128000',
       'mcp:',
       '  startupWait: 120',
       extra,
