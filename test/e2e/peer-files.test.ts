@@ -227,6 +227,10 @@ describe('CLAUDE.md = @AGENTS.md + Claude notes (built binary)', () => {
     const notes = '## Claude notes\n' + 'Prefer small commits, one change each.\n'.repeat(300);
     writeFileSync(path.join(ws.repo, 'AGENTS.md'), agents);
     writeFileSync(path.join(ws.repo, 'CLAUDE.md'), `@AGENTS.md\n\n${notes}`);
+    // ~25 KB of instructions: a window that holds them with the tools (16k cannot: a clear error).
+    ws.writeGlobal(
+      `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: m\n    contextWindow: 128000\n`,
+    );
     expect((await ws.run(['trust'])).exitCode).toBe(0);
     llm.queue(reply().text('ok'));
     const result = await ws.run(['-p', 'hi']);

@@ -211,12 +211,29 @@ const parser =
     return result;
   };
 
+const OBJECT_MAKERS = new Set(['object', 'strictObject', 'looseObject']);
+
+/** The shape `z.object(shape)` (or strict, loose) was made with; undefined for anything else. */
+const shapeOf = (recorded: Recorded): Record<string, unknown> | undefined => {
+  const [shape] = recorded.args;
+  return recorded.from === 'z' &&
+    OBJECT_MAKERS.has(recorded.method) &&
+    shape !== null &&
+    typeof shape === 'object' &&
+    Object.getPrototypeOf(shape) === Object.prototype
+    ? (shape as Record<string, unknown>)
+    : undefined;
+};
+
 /** What a recorded schema's stand-in does: records builders, serves parses, else builds. */
 const handler: ProxyHandler<{ recorded: Recorded }> = {
   get: ({ recorded }, property) => {
     if (property === RECORDED) return recorded;
     if (property === 'parse') return (recorded.parse ??= parser(recorded, false));
     if (property === 'safeParse') return (recorded.safeParse ??= parser(recorded, true));
+    // An object schema's `shape` is the object it was made with (what checkFrontmatter reads to
+    // tell the keys a file may have): no need to build it.
+    if (property === 'shape' && shapeOf(recorded)) return shapeOf(recorded);
     if (typeof property === 'string' && BUILDERS.has(property))
       return (...args: unknown[]) => recordedSchema({ from: recorded, method: property, args });
     const schema = built(recorded) as unknown as Record<PropertyKey, unknown>;

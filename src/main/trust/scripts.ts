@@ -192,23 +192,45 @@ export const scriptsChanged = (seen: readonly Seen[]): string | undefined => {
   return undefined;
 };
 
+/**
+ * The files beside an extension part that carries them by content (a repository skill's
+ * `files`: its scripts and references, relative to the directory of its `SKILL.md`).
+ */
+const filesBeside = (parts: readonly Part[]): { file: string; stat: string }[] =>
+  parts.flatMap((p) => {
+    const files = isObject(p.value) ? p.value['files'] : undefined;
+    if (p.kind !== 'extension' || !isObject(files)) return [];
+    const dir = path.dirname(p.file);
+    return Object.keys(files).map((name) => {
+      const file = path.join(dir, name);
+      return { file, stat: statKey(file) };
+    });
+  });
+
 /** The scripts of the config in use, watched: `changed` says whether one changed since. */
 export class ScriptWatch {
   #seen: Seen[] = [];
+  #beside: { file: string; stat: string }[] = [];
 
   /** Remembers the scripts of a config just read (only a trusted repository's run). */
   take(loaded: { trust: { level: string; contribution: { parts: readonly Part[] } } }): void {
-    this.#seen =
-      loaded.trust.level === 'trusted' ? seenScripts(loaded.trust.contribution.parts) : [];
+    const trusted = loaded.trust.level === 'trusted';
+    const parts = loaded.trust.contribution.parts;
+    this.#seen = trusted ? seenScripts(parts) : [];
+    this.#beside = trusted ? filesBeside(parts) : [];
   }
 
-  /** The first script that changed since `take`, by its path. */
+  /**
+   * The first script that changed since `take`, by its path; for a skill's files any change of
+   * their stat counts (the config read again tells whether their content did).
+   */
   changed(): string | undefined {
-    return this.#seen.length ? scriptsChanged(this.#seen) : undefined;
+    const script = this.#seen.length ? scriptsChanged(this.#seen) : undefined;
+    return script ?? this.#beside.find((f) => statKey(f.file) !== f.stat)?.file;
   }
 
   /** Their paths (to watch). */
   files(): string[] {
-    return this.#seen.map((s) => s.file);
+    return [...this.#seen.map((s) => s.file), ...this.#beside.map((f) => f.file)];
   }
 }
