@@ -1,4 +1,12 @@
-import { fstatSync, readdirSync, readSync, realpathSync, type Dirent } from 'node:fs';
+import {
+  fstatSync,
+  lstatSync,
+  readdirSync,
+  readSync,
+  realpathSync,
+  type Dirent,
+  type Stats,
+} from 'node:fs';
 import path from 'node:path';
 import { ConfinedError, isInside } from '../../workers/shared/confine.ts';
 import { openConfinedFile } from '../../workers/shared/confined-open.ts';
@@ -143,6 +151,28 @@ export const userSkillDirProblem = (
 const parsedCache = new Map<string, ReturnType<typeof parseSkillFile>>();
 const KEEP_PARSED = 5_000;
 
+/** What a parsed SKILL.md is filed under: where it is, how it is shown, and what its stat says. */
+const parsedKey = (file: string, real: string, shown: string, stats: Stats): string =>
+  `${real}\0${path.basename(file)}\0${shown}\0${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+
+/**
+ * A SKILL.md parsed before and unchanged since, by one lstat: a reload opens only what changed.
+ * Only a regular file in the skill's directory qualifies (the object the confined read accepted:
+ * an edit or a replacement has another stat); a link is always read the confined way.
+ */
+const unchangedHead = (file: string, real: string, shown: string) => {
+  let stats: Stats;
+  try {
+    stats = lstatSync(file);
+  } catch {
+    return undefined; // The confined read says what is wrong.
+  }
+  const key = parsedKey(file, real, shown, stats);
+  return stats.isFile() && stats.nlink === 1 && parsedCache.has(key)
+    ? { text: '', bytes: stats.size, key }
+    : undefined;
+};
+
 /** The first `HEAD_BYTES` of SKILL.md (confined to the skill's real directory), and its size. */
 const readHead = (
   file: string,
@@ -151,8 +181,9 @@ const readHead = (
 ): { text: string; bytes: number; key: string } => {
   const opened = openConfinedFile(file, { roots: [real] }, { shown });
   try {
-    const { size, ino, dev, mtimeMs, ctimeMs } = fstatSync(opened.fd);
-    const key = `${opened.real}\0${shown}\0${dev}:${ino}:${size}:${mtimeMs}:${ctimeMs}`;
+    const stats = fstatSync(opened.fd);
+    const { size } = stats;
+    const key = parsedKey(file, real, shown, stats);
     if (parsedCache.has(key)) return { text: '', bytes: size, key };
     if (size > MAX_SKILL_BYTES)
       throw new ConfinedError(
@@ -233,7 +264,7 @@ const readOne = (entry: string, location: SkillLocation, where: Where): One => {
   });
   let real: string;
   try {
-    real = realpathSync(dir);
+    real = realpathSync.native(dir);
   } catch {
     return bad(dir, [`${shownDir}: a link that leads nowhere; remove it or point it at a skill`]);
   }
@@ -244,7 +275,7 @@ const readOne = (entry: string, location: SkillLocation, where: Where): One => {
   if (place) return bad(file, [`${shownDir}: ${place}`]);
   let head: ReturnType<typeof readHead>;
   try {
-    head = readHead(file, real, shown);
+    head = unchangedHead(file, real, shown) ?? readHead(file, real, shown);
   } catch (error) {
     const message = (error as Error).message;
     return bad(file, [

@@ -204,6 +204,30 @@ describe('discovery', () => {
     expect(why['escape']).toContain('outside the repository');
   });
 
+  it('a second read sees an edit, and a SKILL.md re-pointed outside is refused although its content was read before', () => {
+    const dir = path.join(repo, '.agents', 'skills');
+    const at = skill(dir, 'kept');
+    const outside = path.join(base, 'elsewhere.md');
+    cpSync(path.join(at, 'SKILL.md'), outside);
+    expect(readSkills(repo, env).skills.map((s) => s.description)).toEqual([
+      'The kept skill. Use it for kept work.',
+    ]);
+    // The same bytes as the file read before, now reached through a link out of the skill.
+    rmSync(path.join(at, 'SKILL.md'));
+    symlinkSync(outside, path.join(at, 'SKILL.md'));
+    const read = readSkills(repo, env);
+    expect(read.skills).toEqual([]);
+    expect(read.invalid.map((s) => s.name)).toEqual(['kept']);
+    rmSync(path.join(at, 'SKILL.md'));
+    writeFileSync(
+      path.join(at, 'SKILL.md'),
+      '---\nname: kept\ndescription: Edited after the first read.\n---\nBody.\n',
+    );
+    expect(readSkills(repo, env).skills.map((s) => s.description)).toEqual([
+      'Edited after the first read.',
+    ]);
+  });
+
   it('500 skills load; a link to ~/.ssh/id_rsa in references/ is listed, never read or hashed', () => {
     const dir = path.join(repo, '.agents', 'skills');
     for (let i = 0; i < 500; i++) skill(dir, `s-${i}`);
