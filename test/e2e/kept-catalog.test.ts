@@ -79,6 +79,19 @@ const firstRun = async (w: ReturnType<typeof gatedWorkspace>) => {
   expect((await w.ws.run(['daemon', 'stop'])).exitCode).toBe(0);
 };
 
+/**
+ * A cold `-p` whose kept catalog is not used (the daemon logs `why`): no request goes out before
+ * the gated server answers, and the one request then carries the server's own tools.
+ */
+const waitedFor = async (w: ReturnType<typeof gatedWorkspace>, llm: FakeLlm, why: string) => {
+  const run = w.ws.run(['-p', 'hi']);
+  expect(await waitUntil(() => w.log().includes(why), 20_000)).toBe(true);
+  expect(llm.requests).toHaveLength(0);
+  await w.open();
+  expect((await run).exitCode).toBe(0);
+  expect(toolNames(llm.requests[0]!.body)).toContain('gated__test_simple_text');
+};
+
 describe('the kept catalog of a server (cold start)', () => {
   it('is private, sends the first request before the server is ready, and a call of its tool waits and succeeds', async () => {
     const llm = await startFakeLlm();
@@ -111,18 +124,7 @@ describe('the kept catalog of a server (cold start)', () => {
     await firstRun(w);
     // Another argument: another definition, whose tools nothing tells yet.
     w.reconfigure('    workingDir: .\n');
-    const run = w.ws.run(['-p', 'hi']);
-    expect(
-      await waitUntil(
-        () => w.log().includes('the server definition changed since it was written'),
-        20_000,
-      ),
-    ).toBe(true);
-    expect(llm.requests).toHaveLength(0);
-    await w.open();
-    expect((await run).exitCode).toBe(0);
-    // The one request waited for the server: its tools are the server's own.
-    expect(toolNames(llm.requests[0]!.body)).toContain('gated__test_simple_text');
+    await waitedFor(w, llm, 'the server definition changed since it was written');
   });
 
   it('that is corrupt is ignored with a log line, and the server is waited for', async () => {
@@ -132,17 +134,7 @@ describe('the kept catalog of a server (cold start)', () => {
     await firstRun(w);
     const file = path.join(w.paths.catalogsDir, w.keptFiles()[0]!);
     writeFileSync(file, readFileSync(file, 'utf8').slice(0, 200));
-    const run = w.ws.run(['-p', 'hi']);
-    expect(
-      await waitUntil(
-        () => w.log().includes('it is not valid JSON (corrupt or cut short)'),
-        20_000,
-      ),
-    ).toBe(true);
-    expect(llm.requests).toHaveLength(0);
-    await w.open();
-    expect((await run).exitCode).toBe(0);
-    expect(toolNames(llm.requests[0]!.body)).toContain('gated__test_simple_text');
+    await waitedFor(w, llm, 'it is not valid JSON (corrupt or cut short)');
   });
 
   it('that the live one revises: a tool gone from it answers as unknown, and the session is told', async () => {
