@@ -2,7 +2,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { waitUntil } from '../../src/main/daemon/lifecycle.ts';
 import { createLogger } from '../../src/main/log.ts';
+import type { McpServerSpec } from '../../src/workers/protocol/mcp.ts';
+import { KeptCatalogs } from '../../src/workers/mcp/kept-catalog.ts';
 import { writeAtomicSync } from '../../src/workers/shared/atomic.ts';
 import { appendLinesSync } from '../../src/workers/shared/whole-write.ts';
 import { fillDisk, mountTmpfs } from '../fixtures/tmpfs.ts';
@@ -82,5 +85,66 @@ describe('writes on a disk that fills up (a small tmpfs; root only)', () => {
     expect(ns[0]).toBe(0);
     expect(ns.at(-1)).toBe(41);
     expect(ns).toHaveLength(40 - failed + 2);
+  });
+  it("a server's kept catalog: the old file stays whole, one log line, no temporary file, kept again once there is room", async (ctx) => {
+    const dir = smallDisk(ctx);
+    if (!dir) return;
+    const catalogs = path.join(dir, 'catalogs');
+    const spec: McpServerSpec = {
+      name: 'memory',
+      displayName: 'memory',
+      transport: 'stdio',
+      command: 'node',
+      args: ['server.js'],
+      timeoutMs: 1000,
+      startupTimeoutMs: 1000,
+      maxConcurrency: 1,
+      autoStart: true,
+      gate: 'startable',
+    };
+    const catalog = (n: number, pad = '') => ({
+      catalog: {
+        tools: [{ name: `tool_${n}`, description: pad, inputSchema: { type: 'object' } }],
+        prompts: [],
+        resources: [],
+        templates: [],
+      },
+      serverInfo: { name: 'memory-server', version: `1.0.${n}` },
+      instructions: null,
+    });
+    const keptFiles = () => {
+      try {
+        return readdirSync(catalogs);
+      } catch {
+        return []; // Not made yet: the first save makes it.
+      }
+    };
+    const lines: string[] = [];
+    const kept = new KeptCatalogs(catalogs, '0.1.0', (_level, msg) => lines.push(msg));
+    kept.save(spec, catalog(1));
+    expect(await waitUntil(() => keptFiles().length === 1, 10_000)).toBe(true);
+    const [name] = readdirSync(catalogs);
+    const before = readFileSync(path.join(catalogs, name!), 'utf8');
+    const filler = fillDisk(dir, 0);
+    kept.save(spec, catalog(2, 'x'.repeat(20_000)));
+    kept.save(spec, catalog(3, 'y'.repeat(20_000)));
+    expect(await waitUntil(() => lines.length > 0, 10_000)).toBe(true);
+    // Both saves ran and failed (the second after the first): one line says so.
+    expect(await waitUntil(() => keptFiles().length === 1, 10_000)).toBe(true);
+    expect(lines).toEqual(['a server catalog could not be kept']);
+    expect(readFileSync(path.join(catalogs, name!), 'utf8')).toBe(before);
+    expect(new KeptCatalogs(catalogs, '0.1.0', () => {}).read(spec)?.serverInfo.version).toBe(
+      '1.0.1',
+    );
+    rmSync(filler);
+    kept.save(spec, catalog(4));
+    expect(
+      await waitUntil(
+        () =>
+          new KeptCatalogs(catalogs, '0.1.0', () => {}).read(spec)?.serverInfo.version === '1.0.4',
+        10_000,
+      ),
+    ).toBe(true);
+    expect(readdirSync(catalogs)).toEqual([name]);
   });
 });
