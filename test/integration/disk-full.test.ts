@@ -104,7 +104,7 @@ describe('writes on a disk that fills up (a small tmpfs; root only)', () => {
     };
     const catalog = (n: number, pad = '') => ({
       catalog: {
-        tools: [{ name: `tool_${n}`, description: pad, inputSchema: { type: 'object' } }],
+        tools: [{ name: `tool_${n}`, description: pad, inputSchema: { type: 'object' as const } }],
         prompts: [],
         resources: [],
         templates: [],
@@ -133,7 +133,7 @@ describe('writes on a disk that fills up (a small tmpfs; root only)', () => {
     expect(await waitUntil(() => keptFiles().length === 1, 10_000)).toBe(true);
     expect(lines).toEqual(['a server catalog could not be kept']);
     expect(readFileSync(path.join(catalogs, name!), 'utf8')).toBe(before);
-    expect(new KeptCatalogs(catalogs, '0.1.0', () => {}).read(spec)?.serverInfo.version).toBe(
+    expect(new KeptCatalogs(catalogs, '0.1.0', () => {}).read(spec)?.serverInfo?.version).toBe(
       '1.0.1',
     );
     rmSync(filler);
@@ -141,7 +141,7 @@ describe('writes on a disk that fills up (a small tmpfs; root only)', () => {
     expect(
       await waitUntil(
         () =>
-          new KeptCatalogs(catalogs, '0.1.0', () => {}).read(spec)?.serverInfo.version === '1.0.4',
+          new KeptCatalogs(catalogs, '0.1.0', () => {}).read(spec)?.serverInfo?.version === '1.0.4',
         10_000,
       ),
     ).toBe(true);
