@@ -152,11 +152,16 @@ export const scriptParts = (parts: readonly Part[], root: string, home: string):
   });
 };
 
-/** How a script was when its part was made: what `scriptsChanged` compares without reading. */
-interface Seen {
+/**
+ * A file whose content is in the trust digest, as it was when its part was made: what `changed`
+ * compares without reading. `sha256` (a script's) lets a changed stat be told from a changed
+ * content; without it (a skill's files and directories) any change of the stat counts, and the
+ * config read again tells whether the digest changed.
+ */
+interface Watched {
   file: string;
-  value: ScriptValue;
   stat: string;
+  sha256?: string;
 }
 
 const statKey = (file: string): string => {
@@ -168,69 +173,62 @@ const statKey = (file: string): string => {
   }
 };
 
-/** What to remember of `parts`' scripts to tell, cheaply, whether one changed since. */
-export const seenScripts = (parts: readonly Part[]): Seen[] =>
-  parts
-    .filter((p) => p.kind === 'script')
-    .map((p) => ({ file: p.file, value: p.value as ScriptValue, stat: statKey(p.file) }));
+/**
+ * The files whose content `parts` hold in the trust digest: each script a command runs (by its
+ * hash), and the files beside an extension part that carries them by content (a repository
+ * skill's `files`, relative to the directory of its `SKILL.md`) with the directories that hold
+ * them — a file added there changes its directory's stat.
+ */
+export const watchedFiles = (parts: readonly Part[]): Watched[] =>
+  parts.flatMap((p): Watched[] => {
+    if (p.kind === 'script')
+      return [{ file: p.file, stat: statKey(p.file), sha256: (p.value as ScriptValue).sha256 }];
+    const files = isObject(p.value) ? p.value['files'] : undefined;
+    if (p.kind !== 'extension' || !isObject(files)) return [];
+    const top = path.dirname(p.file);
+    const inside = Object.keys(files).filter((name) => name !== '…');
+    const dirs = new Set([top, ...inside.map((name) => path.dirname(path.join(top, name)))]);
+    return [...dirs, ...inside.map((name) => path.join(top, name))].map((file) => ({
+      file,
+      stat: statKey(file),
+    }));
+  });
 
 /**
- * The first script that changed since `seen` was taken (a stat tells most; a changed stat is
- * read and hashed again), by its path; undefined when none did.
+ * The first watched file that changed since `watched` was taken (a stat tells most; a script
+ * whose stat changed is read and hashed again), by its path; undefined when none did.
  */
-export const scriptsChanged = (seen: readonly Seen[]): string | undefined => {
-  for (const script of seen) {
-    const now = statKey(script.file);
-    if (now === script.stat) continue;
-    if (now === 'gone') return script.file;
+export const firstChanged = (watched: readonly Watched[]): string | undefined => {
+  for (const w of watched) {
+    const now = statKey(w.file);
+    if (now === w.stat) continue;
+    if (now === 'gone' || w.sha256 === undefined) return w.file;
     try {
-      if (hashFile(script.file).sha256 !== script.value.sha256) return script.file;
+      if (hashFile(w.file).sha256 !== w.sha256) return w.file;
     } catch {
-      return script.file;
+      return w.file;
     }
   }
   return undefined;
 };
 
-/**
- * The files beside an extension part that carries them by content (a repository skill's
- * `files`: its scripts and references, relative to the directory of its `SKILL.md`).
- */
-const filesBeside = (parts: readonly Part[]): { file: string; stat: string }[] =>
-  parts.flatMap((p) => {
-    const files = isObject(p.value) ? p.value['files'] : undefined;
-    if (p.kind !== 'extension' || !isObject(files)) return [];
-    const dir = path.dirname(p.file);
-    return Object.keys(files).map((name) => {
-      const file = path.join(dir, name);
-      return { file, stat: statKey(file) };
-    });
-  });
-
-/** The scripts of the config in use, watched: `changed` says whether one changed since. */
+/** The files a trusted config's digest holds by content, watched: `changed` says whether one did. */
 export class ScriptWatch {
-  #seen: Seen[] = [];
-  #beside: { file: string; stat: string }[] = [];
+  #watched: Watched[] = [];
 
-  /** Remembers the scripts of a config just read (only a trusted repository's run). */
+  /** Remembers the files of a config just read (only a trusted repository's run). */
   take(loaded: { trust: { level: string; contribution: { parts: readonly Part[] } } }): void {
     const trusted = loaded.trust.level === 'trusted';
-    const parts = loaded.trust.contribution.parts;
-    this.#seen = trusted ? seenScripts(parts) : [];
-    this.#beside = trusted ? filesBeside(parts) : [];
+    this.#watched = trusted ? watchedFiles(loaded.trust.contribution.parts) : [];
   }
 
-  /**
-   * The first script that changed since `take`, by its path; for a skill's files any change of
-   * their stat counts (the config read again tells whether their content did).
-   */
+  /** The first file that changed since `take`, by its path. */
   changed(): string | undefined {
-    const script = this.#seen.length ? scriptsChanged(this.#seen) : undefined;
-    return script ?? this.#beside.find((f) => statKey(f.file) !== f.stat)?.file;
+    return firstChanged(this.#watched);
   }
 
   /** Their paths (to watch). */
   files(): string[] {
-    return [...this.#seen.map((s) => s.file), ...this.#beside.map((f) => f.file)];
+    return this.#watched.map((w) => w.file);
   }
 }
