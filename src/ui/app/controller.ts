@@ -9,15 +9,15 @@ import type {
 import { VERSION } from '../../main/version.ts';
 import { isBuiltinSlash, parseSlash } from './commands.ts';
 import { attachMentions } from '../attach.ts';
-import { expandPromptCommand, loadOffers } from './mcp-input.ts';
+import { answerQuestions, Dialogs } from './dialogs.ts';
+import { expandPromptCommand, offersRefresher } from './mcp-input.ts';
 import { parsePromptCommand } from './mcp-offers.ts';
 import { appendHistory, historyFile, loadHistory } from './input-history.ts';
 import { runShell } from './shell.ts';
 import { runSlash } from './slash.ts';
 import { entriesFromMessages } from './state/history.ts';
-import type { Action, Dialog, DialogAnswer, UiState } from './state/types.ts';
+import type { Action, DialogAnswer, UiState } from './state/types.ts';
 import { preloadMarkdown } from './markdown.ts';
-import { whenAborted } from '../../workers/shared/abort.ts';
 
 /** What a session opened by a daemon that does not say has spent, as far as we know. */
 const NOTHING_SPENT: SessionSpent = {
@@ -44,60 +44,6 @@ export interface ControllerOptions {
   /** Told each session id the UI opens (the last one is printed on exit). */
   onSession?: (sessionId: string) => void;
 }
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-/** Dialogs the engine's questions open, each settled once by the user's answer or its fallback. */
-class Dialogs {
-  readonly #answers = new Map<string, (answer: DialogAnswer) => void>();
-  #next = 1;
-
-  constructor(private readonly dispatch: (action: Action) => void) {}
-
-  /** Shows a dialog and resolves with the user's answer (or `fallback` when `signal` aborts). */
-  readonly ask = (
-    dialog: DistributiveOmit<Dialog, 'id'>,
-    fallback: DialogAnswer,
-    signal?: AbortSignal,
-  ): Promise<DialogAnswer> =>
-    new Promise<DialogAnswer>((resolve) => {
-      const id = `d${this.#next++}`;
-      const settle = (answer: DialogAnswer) => {
-        if (!this.#answers.delete(id)) return;
-        this.dispatch({ type: 'dialog-close', id });
-        resolve(answer);
-      };
-      this.#answers.set(id, settle);
-      this.dispatch({ type: 'dialog-open', dialog: { ...dialog, id } });
-      whenAborted(signal, () => settle(fallback));
-    });
-
-  answer(id: string, answer: DialogAnswer): void {
-    this.#answers.get(id)?.(answer);
-  }
-}
-
-/** Lists what the servers offer again when it may have changed; one listing at a time. */
-const offersRefresher = (client: EngineClient, dispatch: (action: Action) => void) => {
-  let listing: Promise<void> | null = null;
-  let listAgain = false;
-  const refresh = (): void => {
-    if (listing) {
-      listAgain = true;
-      return;
-    }
-    listing = loadOffers(client)
-      .then((offers) => dispatch({ type: 'mcp-offers', offers }))
-      .catch(() => undefined) // completion goes without; the commands say why
-      .finally(() => {
-        listing = null;
-        if (!listAgain) return;
-        listAgain = false;
-        refresh();
-      });
-  };
-  return refresh;
-};
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -292,39 +238,10 @@ export class Controller {
     );
   }
 
-  /** The engine's questions (approval, elicitation, sampling), each as a dialog. */
-  #answerQuestions(): void {
-    const { ask } = this.#dialogs;
-    this.#client.onRequest('approval/ask', async (question, signal) => {
-      const answer = await ask(
-        { kind: 'approval', ask: question },
-        { kind: 'approval', answer: 'deny' },
-        signal,
-      );
-      return { answer: answer.kind === 'approval' ? answer.answer : 'deny' };
-    });
-    this.#client.onRequest('elicitation/ask', async ({ server, elicitation }, signal) => {
-      const answer = await ask(
-        { kind: 'elicitation', server, elicitation },
-        { kind: 'elicitation', answer: { action: 'cancel' } },
-        signal,
-      );
-      return answer.kind === 'elicitation' ? answer.answer : { action: 'cancel' };
-    });
-    this.#client.onRequest('sampling/ask', async ({ server, summary, maxTokens }, signal) => {
-      const answer = await ask(
-        { kind: 'sampling', server, summary, maxTokens },
-        { kind: 'sampling', approve: false },
-        signal,
-      );
-      return { approve: answer.kind === 'sampling' && answer.approve };
-    });
-  }
-
   /** Subscribes to the engine, opens the session, then checks servers and workspace trust. */
   readonly start = async (): Promise<void> => {
     this.#follow();
-    this.#answerQuestions();
+    answerQuestions(this.#client, this.#dialogs);
     this.#notice('info', `niffler ${VERSION} · ${this.#root} · /help for commands`);
     void this.#refreshExtensions();
     const { session, agent } = this.options;

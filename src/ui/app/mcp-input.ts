@@ -1,4 +1,5 @@
 import type { EngineApi as EngineClient } from './deferred-client.ts';
+import type { Action } from './state/types.ts';
 import {
   missingArguments,
   resourceMentions,
@@ -71,4 +72,26 @@ export const attachResources = async (
     out.attachments.push(m.token);
   }
   return out;
+};
+
+/** Lists what the servers offer again when it may have changed; one listing at a time. */
+export const offersRefresher = (client: EngineClient, dispatch: (action: Action) => void) => {
+  let listing: Promise<void> | null = null;
+  let listAgain = false;
+  const refresh = (): void => {
+    if (listing) {
+      listAgain = true;
+      return;
+    }
+    listing = loadOffers(client)
+      .then((offers) => dispatch({ type: 'mcp-offers', offers }))
+      .catch(() => undefined) // completion goes without; the commands say why
+      .finally(() => {
+        listing = null;
+        if (!listAgain) return;
+        listAgain = false;
+        refresh();
+      });
+  };
+  return refresh;
 };
