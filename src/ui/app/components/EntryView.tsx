@@ -22,6 +22,37 @@ export interface EntryViewProps {
 
 const NOTICE_COLORS = { info: undefined, warn: 'yellow', error: 'red' } as const;
 
+/** A notice: its level as a mark and a colour. */
+const NoticeLine = ({ entry }: { entry: Extract<Entry, { kind: 'notice' }> }) => {
+  const noticeColor = NOTICE_COLORS[entry.level];
+  return (
+    <Text {...(noticeColor ? { color: noticeColor } : { dimColor: true })}>
+      {entry.level === 'error' ? '✗ ' : entry.level === 'warn' ? '! ' : '· '}
+      {entry.text}
+    </Text>
+  );
+};
+
+/** A `!shell` command: a spinner while it runs, then its exit code and output. */
+const ShellEntry = ({ entry }: { entry: Extract<Entry, { kind: 'shell' }> }) => (
+  <Box flexDirection="column" marginTop={1}>
+    <Box>
+      {entry.running ? (
+        <Text color="cyan">
+          <Spinner type="dots" />{' '}
+        </Text>
+      ) : (
+        <Text color={entry.exitCode === 0 ? 'green' : 'red'}>! </Text>
+      )}
+      <Text bold>{entry.command}</Text>
+      {!entry.running && entry.exitCode !== 0 ? (
+        <Text color="red"> (exit {entry.exitCode ?? 'killed'})</Text>
+      ) : null}
+    </Box>
+    {entry.output ? <Text dimColor>{entry.output.replace(/\n+$/, '')}</Text> : null}
+  </Box>
+);
+
 /** One transcript entry, whatever its kind. */
 export const EntryView = ({ entry, width, color, expanded, now }: EntryViewProps) => {
   switch (entry.kind) {
@@ -39,15 +70,8 @@ export const EntryView = ({ entry, width, color, expanded, now }: EntryViewProps
       );
     case 'tool':
       return <ToolCallView card={entry} elapsedMs={now - entry.startedAt} expanded={expanded} />;
-    case 'notice': {
-      const noticeColor = NOTICE_COLORS[entry.level];
-      return (
-        <Text {...(noticeColor ? { color: noticeColor } : { dimColor: true })}>
-          {entry.level === 'error' ? '✗ ' : entry.level === 'warn' ? '! ' : '· '}
-          {entry.text}
-        </Text>
-      );
-    }
+    case 'notice':
+      return <NoticeLine entry={entry} />;
     case 'skill':
       return <SkillCard entry={entry} />;
     case 'output':
@@ -58,24 +82,7 @@ export const EntryView = ({ entry, width, color, expanded, now }: EntryViewProps
         </Box>
       );
     case 'shell':
-      return (
-        <Box flexDirection="column" marginTop={1}>
-          <Box>
-            {entry.running ? (
-              <Text color="cyan">
-                <Spinner type="dots" />{' '}
-              </Text>
-            ) : (
-              <Text color={entry.exitCode === 0 ? 'green' : 'red'}>! </Text>
-            )}
-            <Text bold>{entry.command}</Text>
-            {!entry.running && entry.exitCode !== 0 ? (
-              <Text color="red"> (exit {entry.exitCode ?? 'killed'})</Text>
-            ) : null}
-          </Box>
-          {entry.output ? <Text dimColor>{entry.output.replace(/\n+$/, '')}</Text> : null}
-        </Box>
-      );
+      return <ShellEntry entry={entry} />;
     case 'divider':
       return (
         <Box marginTop={1}>

@@ -281,6 +281,36 @@ const serverStatus = (
   return { ...state, servers, turn };
 };
 
+/** A `!shell` command started: its entry goes live, running. */
+const shellStarted = (
+  state: UiState,
+  action: Extract<Action, { type: 'shell-start' }>,
+): UiState => ({
+  ...state,
+  live: [
+    ...state.live,
+    {
+      kind: 'shell',
+      id: `e${state.nextId}`,
+      command: action.command,
+      output: '',
+      exitCode: null,
+      running: true,
+    },
+  ],
+  nextId: state.nextId + 1,
+});
+
+/** A `!shell` command ended: its output and exit code, then the live area settles. */
+const shellEnded = (state: UiState, action: Extract<Action, { type: 'shell-end' }>): UiState =>
+  settle(
+    updateLive(
+      state,
+      (e) => e.kind === 'shell' && e.running,
+      (e) => ({ ...e, output: action.output, exitCode: action.exitCode, running: false }),
+    ),
+  );
+
 /** Pure: UI state and one action (a daemon event, a user action) → the next UI state. */
 export const reducer = (state: UiState, action: Action): UiState => {
   switch (action.type) {
@@ -303,29 +333,9 @@ export const reducer = (state: UiState, action: Action): UiState => {
     case 'output':
       return add(state, { kind: 'output', title: action.title, text: action.text });
     case 'shell-start':
-      return {
-        ...state,
-        live: [
-          ...state.live,
-          {
-            kind: 'shell',
-            id: `e${state.nextId}`,
-            command: action.command,
-            output: '',
-            exitCode: null,
-            running: true,
-          },
-        ],
-        nextId: state.nextId + 1,
-      };
+      return shellStarted(state, action);
     case 'shell-end':
-      return settle(
-        updateLive(
-          state,
-          (e) => e.kind === 'shell' && e.running,
-          (e) => ({ ...e, output: action.output, exitCode: action.exitCode, running: false }),
-        ),
-      );
+      return shellEnded(state, action);
     case 'dialog-open':
       return { ...state, dialogs: [...state.dialogs, action.dialog] };
     case 'dialog-close':
