@@ -7,14 +7,13 @@ import type {
   SessionSpent,
 } from '../../main/protocol.ts';
 import { VERSION } from '../../main/version.ts';
-import { isBuiltinSlash, parseSlash } from './commands.ts';
+import { isBuiltinSlash, parseSlash, runSlash } from './commands.ts';
 import { attachMentions } from '../attach.ts';
 import { answerQuestions, Dialogs } from './dialogs.ts';
 import { expandPromptCommand, offersRefresher } from './mcp-input.ts';
 import { parsePromptCommand } from './mcp-offers.ts';
 import { appendHistory, historyFile, loadHistory } from './input-history.ts';
 import { runShell } from './shell.ts';
-import { runSlash } from './slash.ts';
 import { entriesFromMessages } from './state/history.ts';
 import type { Action, DialogAnswer, UiState } from './state/types.ts';
 import { preloadMarkdown } from './markdown.ts';
@@ -283,29 +282,33 @@ export class Controller {
     const commands = this.options.getState().extensions.commands;
     if (custom && commands.some((c) => c.name.toLowerCase() === slash.name))
       return this.#prompt(text);
-    // `/skills NAME [request]`: the engine activates the skill and sends it with the request.
-    if (slash?.name === 'skills' && slash.args.length) return this.#prompt(text);
     const mcpPrompt = parsePromptCommand(text, this.options.getState().offers);
     if (mcpPrompt) return this.#prompt(text, () => expandPromptCommand(this.#client, mcpPrompt));
-    if (slash) return this.#slash(slash.name, slash.args);
+    if (slash) return this.#slash(slash.name, slash.args, text);
     if (text.startsWith('!')) return this.#runBang(text.slice(1).trim());
     return this.#prompt(text);
   };
 
-  async #slash(name: string, args: string[]): Promise<void> {
+  async #slash(name: string, args: string[], text: string): Promise<void> {
     try {
-      await runSlash(name, args, {
-        client: this.#client,
-        root: this.#root,
-        env: this.#env,
-        dispatch: this.dispatch,
-        getState: this.options.getState,
-        sessionId: () => this.#sessionId,
-        isBusy: () => this.#turn !== null,
-        open: this.#open,
-        setModel: (model) => (this.#model = model),
-        exit: this.exit,
-      });
+      await runSlash(
+        name,
+        args,
+        {
+          client: this.#client,
+          root: this.#root,
+          env: this.#env,
+          dispatch: this.dispatch,
+          getState: this.options.getState,
+          sessionId: () => this.#sessionId,
+          isBusy: () => this.#turn !== null,
+          open: this.#open,
+          setModel: (model) => (this.#model = model),
+          exit: this.exit,
+          send: (line) => this.#prompt(line),
+        },
+        text,
+      );
     } catch (error) {
       this.#notice('error', errorText(error));
     }

@@ -9,7 +9,7 @@ import {
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nifflerPaths } from '../../../src/main/paths.ts';
-import { runSlash } from '../../../src/ui/app/slash.ts';
+import { runSlash } from '../../../src/ui/app/commands.ts';
 import type { SlashContext } from '../../../src/ui/app/slash/context.ts';
 import { reply } from '../../fixtures/fake-llm/reply.ts';
 import { writeTranscripts } from '../../fixtures/transcripts.ts';

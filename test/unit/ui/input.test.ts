@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
-  completeSkill,
   completeSlash,
+  completeSlashArgs,
   helpText,
   parseSlash,
 } from '../../../src/ui/app/commands.ts';
@@ -73,9 +73,9 @@ describe('slash commands', () => {
       info('plan-it', 'untrusted'),
       info('pbad', 'yours', ''),
     ];
-    expect(completeSkill('/skills p', skills)).toEqual(['/skills pdf', '/skills pptx']);
-    expect(completeSkill('/skills pdf', skills)).toEqual([]);
-    expect(completeSkill('/skill p', skills)).toEqual([]);
+    expect(completeSlashArgs('/skills p', { skills })).toEqual(['/skills pdf', '/skills pptx']);
+    expect(completeSlashArgs('/skills pdf', { skills })).toEqual([]);
+    expect(completeSlashArgs('/skill p', { skills })).toEqual([]);
   });
 
   it('completes names and lists every command in /help', () => {

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useInput, type Key } from 'ink';
-import { completeSkill, completeSlash } from '../commands.ts';
+import { completeSlash, completeSlashArgs } from '../commands.ts';
 import type { Controller } from '../controller.ts';
 import type { CommandInfo, SkillInfo } from '../../../main/protocol.ts';
 import * as ed from '../editor.ts';
@@ -16,7 +16,7 @@ import {
 
 /**
  * Completions for the token at the cursor: `/command` and `/server:prompt` at the start, a
- * skill's name after `/skills `, `@server:uri` and `@path` anywhere, and `remote` — what a server
+ * command's argument (a skill's name after `/skills `), `@server:uri` and `@path` anywhere, and `remote` — what a server
  * offers for the prompt argument being typed — otherwise.
  */
 export const suggestionsFor = (
@@ -27,8 +27,8 @@ export const suggestionsFor = (
   custom: readonly CommandInfo[] = [],
   skills: readonly SkillInfo[] = [],
 ): string[] => {
-  const skill = completeSkill(editor.text, skills);
-  if (skill.length) return skill.slice(0, 8);
+  const argument = completeSlashArgs(editor.text, { skills });
+  if (argument.length) return argument.slice(0, 8);
   if (editor.text.startsWith('/') && !/\s/.test(editor.text)) {
     const found = [
       ...completeSlash(editor.text, custom),

@@ -18,6 +18,8 @@ export interface SlashContext {
   ) => Promise<SessionOpened>;
   setModel: (name: string) => void;
   exit: () => void;
+  /** Sends `text` to the engine as a turn (what `/skills NAME request` does). */
+  send: (text: string) => Promise<void>;
 }
 
 /** A handler's error for arguments it cannot take. */

@@ -95,3 +95,18 @@ export const resume = async (ctx: SlashContext, args: string[]): Promise<void> =
   await ctx.open({ resume: args[0] }, `resumed ${args[0]}`);
   return;
 };
+
+/** `/clear`: a new session, keeping what this one switched off. */
+export const clear = async (ctx: SlashContext): Promise<void> => {
+  await ctx.open({ disabled: ctx.getState().disabled }, 'new session');
+};
+
+/** `/compact [focus]`: summarize older turns now, keeping what the focus names. */
+export const compact = async (ctx: SlashContext, args: string[]): Promise<void> => {
+  const focus = args.join(' ').trim();
+  const { notes } = await ctx.client.request('session/compact', {
+    sessionId: await ctx.sessionId(),
+    ...(focus ? { focus } : {}),
+  });
+  return ctx.dispatch({ type: 'output', title: 'Compact', text: notes.join('\n') });
+};

@@ -1,4 +1,6 @@
+import type { SkillInfo } from '../../../main/protocol.ts';
 import type { SlashContext } from './context.ts';
+
 // `/agent`, `/skills`, `/model` and `/config`: what this session runs with.
 
 /** `/agent [NAME]`: the profiles, or run this session's turns with NAME from now on. */
@@ -29,6 +31,16 @@ export const agent = async (ctx: SlashContext, args: string[]) => {
     text: `agent: ${result.agent} from the next message on`,
   });
 };
+
+/** The names `/skills NAME` can activate: yours and trusted ones, with a description. */
+export const activatableSkills = (skills: readonly SkillInfo[]): string[] => [
+  ...new Set(
+    skills
+      .filter((s) => s.trust === 'yours' || s.trust === 'trusted')
+      .filter((s) => s.description)
+      .map((s) => s.name),
+  ),
+];
 
 /** `/skills`: every skill found, offered or not and why (`/skills NAME` goes to the engine). */
 export const skills = async (ctx: SlashContext) => {
