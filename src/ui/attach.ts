@@ -10,7 +10,7 @@ import { NO_OFFERS, type McpOffers } from './app/mcp-offers.ts';
 const RESOURCE_MENTION = /(?:^|\s)@[^\s:]+:\S/;
 
 /** The message for the model, what was attached, and what could not be. */
-export interface Attached {
+interface Attached {
   body: string;
   attachments: string[];
   problems: string[];

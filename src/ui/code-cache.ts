@@ -62,7 +62,7 @@ export const requireWithCodeCache = <T>(
   return module.exports;
 };
 
-export interface CodeCacheOptions<T> {
+interface CodeCacheOptions<T> {
   /**
    * Asked at exit whether this run is one to make the cache from (default: yes). The cache holds
    * every function a run compiled, and it is read whole at each start: made from a rare run (the

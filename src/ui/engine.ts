@@ -4,7 +4,7 @@ import type { GlobalOptions } from './context.ts';
 import { announceDaemonStart } from './render/output.ts';
 
 /** An engine connection and how to close it. */
-export interface OpenEngine {
+interface OpenEngine {
   client: EngineClient;
   close: () => Promise<void>;
 }

@@ -10,7 +10,7 @@ import { useActions, useUiState } from './state/context.tsx';
 import { isBusy } from './state/reducer.ts';
 import type { UiState } from './state/types.ts';
 
-export interface AppProps {
+interface AppProps {
   /** Colors and styles in markdown (off with NO_COLOR). */
   color: boolean;
 }

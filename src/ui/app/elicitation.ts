@@ -1,6 +1,6 @@
 import type { McpElicitationAnswer } from '../../workers/protocol/mcp.ts';
 
-export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'list';
+type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'list';
 
 /** One form field from an elicitation's flat JSON schema; `value` is what the user edits. */
 export interface FormField {

@@ -111,7 +111,7 @@ export const resourceMentions = (
 };
 
 /** An `@server:uri` being typed into a resource template's first variable. */
-export interface TemplateMention {
+interface TemplateMention {
   server: string;
   template: string;
   /** The mention up to the variable (`@server:mem://notes/`). */

@@ -131,7 +131,7 @@ const parsePairs = (
   );
 };
 
-export interface AddOptions extends GlobalOptions {
+interface AddOptions extends GlobalOptions {
   scope?: string;
   url?: string;
   transport?: string;

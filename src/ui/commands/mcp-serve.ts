@@ -7,7 +7,7 @@ import type { GlobalOptions } from '../context.ts';
 import { openEngine } from '../engine.ts';
 import { info, print, printJson, warn } from '../render/output.ts';
 
-export interface ServeOptions extends GlobalOptions {
+interface ServeOptions extends GlobalOptions {
   http?: boolean;
   port?: number;
   host?: string;

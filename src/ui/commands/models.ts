@@ -14,7 +14,7 @@ import { formatTable, print, printJson, warn } from '../render/output.ts';
 // `niffler models`: the configured models, and how each gets its tools — what `auto` decides
 // (for Ollama, from /api/show, as the API worker does before a model's first request) and why.
 
-export interface ModelRow {
+interface ModelRow {
   name: string;
   default: boolean;
   provider: ModelConfig['provider'];
@@ -72,7 +72,7 @@ const rowOf = async (name: string, entry: ModelConfig, config: Config): Promise<
 };
 
 /** Every model the config names (the built-in default included), the default first. */
-export const modelRows = async (config: Config): Promise<ModelRow[]> => {
+const modelRows = async (config: Config): Promise<ModelRow[]> => {
   const entries = new Map<string, ModelConfig>(
     Object.entries(DEFAULT_MODELS).map(([name, input]) => [name, ModelSchema.parse(input)]),
   );

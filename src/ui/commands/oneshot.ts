@@ -8,7 +8,7 @@ import { findWorkspace } from '../../main/paths.ts';
 import { info, warn } from '../render/output.ts';
 import { createJsonRenderer, createPlainRenderer, exitCodeForOutcome } from '../render/turn.ts';
 
-export interface OneShotOptions extends GlobalOptions {
+interface OneShotOptions extends GlobalOptions {
   prompt?: string | boolean;
   continue?: boolean;
   resume?: string;

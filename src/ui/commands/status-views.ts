@@ -81,7 +81,7 @@ export const mcpStatusTable = (
 };
 
 /** The gateway's consumers (`niffler mcp serve`) as a table. */
-export const consumersTable = (consumers: readonly GatewayConsumerStatus[], now = Date.now()) =>
+const consumersTable = (consumers: readonly GatewayConsumerStatus[], now = Date.now()) =>
   formatTable(
     ['CONSUMER', 'TRANSPORT', 'PROTOCOL', 'SERVES', 'CONNECTED', 'CALLS', 'ERRORS', 'IN FLIGHT'],
     consumers.map((c) => [

@@ -3,7 +3,7 @@ import type { GlobalOptions } from '../context.ts';
 import { withEngine } from '../engine.ts';
 import { print, printJson, warn } from '../render/output.ts';
 
-export interface UndoOptions extends GlobalOptions {
+interface UndoOptions extends GlobalOptions {
   turn?: number;
   session?: string;
   yes?: boolean;

@@ -4,7 +4,7 @@ import { truncate } from '../../render/format.ts';
 import { toolLabel } from '../format.ts';
 import { SelectDialog, type Choice } from './SelectDialog.tsx';
 
-export interface ApprovalDialogProps {
+interface ApprovalDialogProps {
   ask: ApprovalAsk;
   onAnswer: (answer: ApprovalAnswer) => void;
 }

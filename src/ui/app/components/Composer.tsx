@@ -1,7 +1,7 @@
 import { Box, Text } from 'ink';
 import type { EditorState } from '../editor.ts';
 
-export interface ComposerProps {
+interface ComposerProps {
   editor: EditorState;
   /** Completions for the token at the cursor; Tab takes the first. */
   suggestions: string[];

@@ -4,7 +4,7 @@ import { ElicitationForm } from './ElicitationForm.tsx';
 import { SamplingDialog } from './SamplingDialog.tsx';
 import { TrustDialog } from './TrustDialog.tsx';
 
-export interface DialogViewProps {
+interface DialogViewProps {
   dialog: Dialog;
   onAnswer: (id: string, answer: DialogAnswer) => void;
 }

@@ -3,7 +3,7 @@ import { Box, Text, useInput } from 'ink';
 import type { McpElicitation, McpElicitationAnswer } from '../../../workers/protocol/mcp.ts';
 import { buildAnswer, cycleValue, fieldsFromSchema, type FormField } from '../elicitation.ts';
 
-export interface ElicitationFormProps {
+interface ElicitationFormProps {
   server: string;
   elicitation: McpElicitation;
   onAnswer: (answer: McpElicitationAnswer) => void;

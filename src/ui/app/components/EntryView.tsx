@@ -12,7 +12,7 @@ const SkillCard = ({ entry }: { entry: Extract<Entry, { kind: 'skill' }> }) => (
   </Box>
 );
 
-export interface EntryViewProps {
+interface EntryViewProps {
   entry: Entry;
   width: number;
   color: boolean;

@@ -1,7 +1,7 @@
 import { Box, Text } from 'ink';
 import { renderMarkdown } from '../markdown.ts';
 
-export interface UserMessageProps {
+interface UserMessageProps {
   text: string;
   attachments: string[];
 }
@@ -22,7 +22,7 @@ export const UserMessage = ({ text, attachments }: UserMessageProps) => (
   </Box>
 );
 
-export interface AssistantMessageProps {
+interface AssistantMessageProps {
   text: string;
   reasoning: string;
   width: number;

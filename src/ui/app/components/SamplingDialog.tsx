@@ -1,7 +1,7 @@
 import { Text } from 'ink';
 import { SelectDialog } from './SelectDialog.tsx';
 
-export interface SamplingDialogProps {
+interface SamplingDialogProps {
   server: string;
   summary: string;
   maxTokens: number;

@@ -8,7 +8,7 @@ export interface Choice<T> {
   value: T;
 }
 
-export interface SelectDialogProps<T> {
+interface SelectDialogProps<T> {
   title: string;
   children?: ReactNode;
   choices: Choice<T>[];

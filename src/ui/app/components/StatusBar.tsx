@@ -4,7 +4,7 @@ import type { McpServerStatus } from '../../../main/protocol.ts';
 import type { Totals } from '../state/types.ts';
 import { formatCost, formatTokens } from '../format.ts';
 
-export interface StatusBarProps {
+interface StatusBarProps {
   workspace: string;
   model: string;
   servers: McpServerStatus[];

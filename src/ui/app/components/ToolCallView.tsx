@@ -3,7 +3,7 @@ import Spinner from 'ink-spinner';
 import type { ToolCard } from '../state/types.ts';
 import { formatArgs, formatElapsed, toolLabel } from '../format.ts';
 
-export interface ToolCallViewProps {
+interface ToolCallViewProps {
   card: ToolCard;
   /** Milliseconds since the call started, for a running card. */
   elapsedMs?: number;

@@ -2,7 +2,7 @@ import { Box, Text } from 'ink';
 import type { TrustOffer } from '../../../main/protocol.ts';
 import { SelectDialog } from './SelectDialog.tsx';
 
-export interface TrustDialogProps {
+interface TrustDialogProps {
   offer: TrustOffer;
   onAnswer: (trust: boolean) => void;
 }

@@ -3,7 +3,7 @@ import Spinner from 'ink-spinner';
 import type { RunningTurn } from '../state/types.ts';
 import { formatElapsed } from '../format.ts';
 
-export interface TurnIndicatorProps {
+interface TurnIndicatorProps {
   turn: RunningTurn;
   elapsedMs: number;
 }

@@ -14,7 +14,7 @@ import type { McpElicitation, McpElicitationAnswer } from '../../../workers/prot
 import type { ContextUse } from '../../../main/engine/context/tokens.ts';
 import type { McpOffers } from '../mcp-offers.ts';
 
-export type ToolStatus = 'running' | 'done' | 'error' | 'denied';
+type ToolStatus = 'running' | 'done' | 'error' | 'denied';
 
 /** One tool call as a card: running, then done, failed or denied. */
 export interface ToolCard {
