@@ -117,6 +117,29 @@ describe('the kept catalog of a server (cold start)', () => {
     expect(JSON.stringify(second.messages.at(-1))).toContain('This is a simple text response');
   });
 
+  it('lets the first request go before the servers are spawned, when all their tools are kept', async () => {
+    const llm = await startFakeLlm();
+    onTestFinished(() => llm.close());
+    const w = gatedWorkspace(llm);
+    await firstRun(w);
+    // The cold start's timeline (workers/shared/timeline.ts): one line a step, in the order taken.
+    const timeline = path.join(w.ws.base, 'timeline');
+    w.ws.env['NIFFLER_TIMELINE'] = timeline;
+    llm.queue(reply().tool('gated__test_simple_text', {}), reply().text('done'));
+    const run = w.ws.run(['-p', 'call it', '--yes']);
+    await llm.waitForRequests(1);
+    await w.open();
+    expect((await run).exitCode).toBe(0);
+    const steps = readFileSync(timeline, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ').slice(2).join(' '));
+    const sent = steps.indexOf('request sent to the API worker');
+    const spawned = steps.indexOf('first server spawned');
+    expect(sent).toBeGreaterThanOrEqual(0);
+    expect(spawned).toBeGreaterThan(sent);
+  });
+
   it('of a changed definition is not used: the server is waited for as on a first start', async () => {
     const llm = await startFakeLlm({ fallback: reply().text('ok') });
     onTestFinished(() => llm.close());

@@ -28,20 +28,21 @@ const init = new Promise<McpWorkerData>((resolve) => {
 });
 // While the data is on its way (a daemon reads its config meanwhile), what the spawns will need.
 if (!start.data) prepareParentDeath();
-const spawned = init.then((data) => {
-  spawnEarly(data);
-  return data;
-});
-// The client code loads once the servers are spawned: its loading (a few tens of ms) holds the
-// thread, and a data message that came meanwhile would wait for it, and so would the servers.
-const data = await spawned;
+const data = await init;
 // The engine's first requests are answered from the servers' kept catalogs meanwhile.
 const kept = keptCatalogs(data, (event) => port.postMessage(event));
 const early = new EarlyAnswers(port, data, kept);
+// A cold start for a prompt whose servers' tools are all kept: the first request needs none of
+// them, and three servers booting on a small machine slow everything it does need. They spawn,
+// and the client code loads, once that request has gone. Otherwise they spawn now, before the
+// client code loads: its loading (a few tens of ms) holds the thread, and so would the servers.
+const deferred = data.deferClient === true && early.allKept;
+if (!deferred) spawnEarly(data);
 early.listen();
-// A cold start for a prompt whose servers' tools are all kept: the first request needs nothing
-// the client code does; it loads once that request has gone.
-if (data.deferClient && early.allKept) await early.released(DEFER_FALLBACK_MS);
+if (deferred) {
+  await early.released(DEFER_FALLBACK_MS);
+  spawnEarly(data);
+}
 const { McpWorkerThread } = await import('./thread.ts');
 new McpWorkerThread(port, data, { kept, held: early.handOver() }).serve();
 flushCompileCache();
