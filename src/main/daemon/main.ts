@@ -28,13 +28,17 @@ if (problem) {
 // The rest of the daemon (and its workers, given the same directory) loads through Node's compile
 // cache, in $NIFFLER_HOME like the front-end's: a cold start parses and compiles less.
 enableCompileCache(path.join(nifflerHome(), 'cache', 'compile'));
+const forPrompt = process.argv.includes('--for-prompt');
 try {
+  // The workers boot on the other core while this thread loads the daemon's code.
+  const booted = (await import('./early-workers.ts')).bootWorkers(forPrompt);
   const { runDaemon } = await import('./server.ts');
   mark('daemon code loaded');
   await runDaemon({
     root: path.resolve(root),
     startedAt: Math.round(performance.timeOrigin),
-    promptSoon: process.argv.includes('--for-prompt'),
+    promptSoon: forPrompt,
+    booted,
     onListening: () => {
       if (!process.stdout.isTTY) process.stdout.write('ready\n');
       flushCompileCache();

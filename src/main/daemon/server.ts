@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.ts';
 import type { Engine, EngineOptions } from '../engine/engine.ts';
 import { createLogger, parseLogLevel, type Logger } from '../log.ts';
 import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
+import type { BootedWorker } from '../threads/entry.ts';
 import { McpHost, type BootedMcpWorker } from '../threads/mcp.ts';
 import { serveConnection } from './connection.ts';
 import { acquireLock } from './lock.ts';
@@ -31,6 +32,8 @@ export interface DaemonOptions {
   startedAt?: number;
   /** Started for a prompt (`--for-prompt`): the API worker starts at once (see EngineOptions). */
   promptSoon?: boolean;
+  /** The workers daemon/main.ts started before it loaded this module (early-workers.ts). */
+  booted?: { mcp: BootedMcpWorker; api?: BootedWorker };
 }
 
 /**
@@ -66,11 +69,12 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
     const keeper = secretsKeeper(env);
     // The servers are what a cold start waits for: the MCP worker loads its code while this thread
     // loads the engine's and reads the config.
-    const mcpWorker = McpHost.boot();
+    const mcpWorker = options.booted?.mcp ?? McpHost.boot();
     await serve(options, env, paths, log, {
       onConfig: (config) => (secrets = keeper(config)),
       release: () => void claim.lock.release(),
       mcpWorker,
+      ...(options.booted?.api ? { apiWorker: options.booted.api } : {}),
     });
   } finally {
     await claim.lock.release();
@@ -114,6 +118,7 @@ interface ServeHooks {
   /** Gives the workspace's lock up: called once the stopping daemon has closed its socket. */
   release: () => void;
   mcpWorker: BootedMcpWorker;
+  apiWorker?: BootedWorker;
 }
 
 /**
@@ -137,6 +142,7 @@ const startEngine = async (
     onActivity: hooks.onActivity,
     onConfig: (loaded) => hooks.onConfig(loaded.config),
     mcpWorker: hooks.mcpWorker,
+    ...(hooks.apiWorker ? { apiWorker: hooks.apiWorker } : {}),
     ...(options.startedAt ? { startedAt: options.startedAt } : {}),
     ...(options.promptSoon ? { promptSoon: true } : {}),
   };

@@ -44,6 +44,8 @@ export const beginEngine = (options: EngineOptions): EngineStart => {
   // Its failure is the caller's, when it awaits this (after loading the engine's code meanwhile).
   mcp.catch(() => undefined);
   const api = options.promptSoon && loaded ? startApi(options, loaded, mcp) : undefined;
+  // No config to take a model from: the turn says what is wrong, with no worker of its own.
+  if (!api) void options.apiWorker?.worker.terminate();
   return { loaded, configError, mcp, ...(api ? { api } : {}) };
 };
 
@@ -54,6 +56,7 @@ export const beginEngine = (options: EngineOptions): EngineStart => {
 const startApi = (options: EngineOptions, loaded: LoadedConfig, mcp: Promise<McpHost>): ApiHost => {
   const api = new ApiHost({
     log: options.log.child({ scope: 'api' }),
+    ...(options.apiWorker ? { booted: options.apiWorker } : {}),
     // Then everything else: the MCP worker's client code, which the servers need to be ready.
     onFirstRequest: () =>
       void mcp.then(

@@ -24,6 +24,7 @@ import {
   type McpHost,
   type McpHostEvent,
 } from '../threads/mcp.ts';
+import type { BootedWorker } from '../threads/entry.ts';
 import { beginEngine } from './boot.ts';
 import type { Gateway } from '../gateway/gateway.ts';
 import { isLoopbackHost } from '../gateway/token.ts';
@@ -79,6 +80,8 @@ export interface EngineOptions {
   onConfig?: (loaded: LoadedConfig) => void;
   /** An MCP worker already loading its code (a cold daemon boots it first): given its data. */
   mcpWorker?: BootedMcpWorker;
+  /** An API worker already loading its code (a cold daemon for a prompt boots it first). */
+  apiWorker?: BootedWorker;
   /** Epoch ms the daemon started (its process, for a daemon); default: when the engine is made. */
   startedAt?: number;
   /**

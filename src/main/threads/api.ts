@@ -12,7 +12,7 @@ import type {
   RetrySettings,
   StreamRequest,
 } from '../../workers/protocol/api.ts';
-import { exitCause, startWorker } from './entry.ts';
+import { exitCause, startWorker, type BootedWorker } from './entry.ts';
 import { whenAborted } from '../../workers/shared/abort.ts';
 import { mark } from '../../workers/shared/timeline.ts';
 
@@ -119,6 +119,8 @@ export interface ApiHostOptions {
   log?: Logger;
   /** Called once, when the first request has been handed to the worker. */
   onFirstRequest?: () => void;
+  /** A worker started already (a cold daemon's, daemon/early-workers.ts): the first one used. */
+  booted?: BootedWorker;
 }
 
 /**
@@ -138,10 +140,12 @@ export class ApiHost {
   readonly #warmed = new Set<string>();
 
   #onFirstRequest: (() => void) | undefined;
+  #booted: ApiHostOptions['booted'];
 
   constructor(options: ApiHostOptions = {}) {
     this.#log = options.log ?? silentLogger;
     this.#onFirstRequest = options.onFirstRequest;
+    this.#booted = options.booted;
   }
 
   /** Streams one request. Break out of the loop or abort `signal` to cancel the HTTP stream. */
@@ -228,6 +232,7 @@ export class ApiHost {
 
   /** Stops the worker; pending streams fail with `worker-exited`. For shutdown and tests. */
   async terminateWorker(): Promise<void> {
+    await this.#booted?.worker.terminate();
     await this.#worker?.terminate();
   }
 
@@ -248,9 +253,11 @@ export class ApiHost {
 
   #ensureWorker(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = startWorker('api');
+    const booted = this.#booted?.exited === false ? this.#booted : undefined;
+    this.#booted = undefined;
+    const worker = booted?.worker ?? startWorker('api');
     this.#worker = worker;
-    this.#ready = false;
+    this.#ready = booted?.ready ?? false;
     this.#warmed.clear();
     worker.on('message', (message: ApiEvent) => this.#onMessage(message));
     worker.on('error', (error: Error) =>

@@ -66,6 +66,14 @@ export const exitCause = (worker: Worker): string => {
  */
 export const WORKER_YOUNG_GENERATION_MB = 3;
 
+/** A worker started before its owner (daemon/early-workers.ts): what happened meanwhile. */
+export interface BootedWorker {
+  readonly worker: Worker;
+  /** It posted `ready` before its owner listened (then the owner never sees that message). */
+  ready: boolean;
+  exited: boolean;
+}
+
 /**
  * Starts a worker thread from the one place that knows where worker files live. Its `workerData`
  * is a `WorkerStart`: `data` (if any) with this thread's compile cache directory.
