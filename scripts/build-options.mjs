@@ -118,7 +118,13 @@ export const launcherBuildOptions = (outdir, fastBuild = '', configBuild = '') =
 export const fastBuildOptions = (outdir) => commonJsOptions({ fast: 'src/ui/fast.ts' }, outdir);
 
 /** The command modules dist/config.cjs runs (see src/ui/config-fast.ts); any other is left out. */
-const CONFIG_COMMANDS = new Set(['mcp.ts', 'config.ts', 'trust.ts', 'extensions.ts']);
+const CONFIG_COMMANDS = new Set([
+  'mcp.ts',
+  'config.ts',
+  'trust.ts',
+  'extensions.ts',
+  'task-views.ts',
+]);
 
 /**
  * dist/config.cjs: niffler's own modules get lazy-zod.ts for `zod` (the entry alone gets the real

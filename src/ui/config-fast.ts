@@ -6,8 +6,8 @@ import { ParseMemo } from '../main/config/parse-memo.ts';
 import { nifflerHome } from '../main/paths.ts';
 
 // The commands that answer from the config alone (`mcp list`, `config show|path`, `trust --diff`,
-// `agents`) and help: one self-contained CommonJS file (dist/config.cjs), which the bin loads
-// through a code cache (cli.ts), running the command tree as dist/main.js would, without loading
+// `agents`, `task list|show|history`) and help: one self-contained CommonJS file
+// (dist/config.cjs), which the bin loads through a code cache (cli.ts), running the command tree as dist/main.js would, without loading
 // what those commands do not use. Its modules' `zod` is lazy-zod.ts (the build points it there):
 // the config's schemas are built, and zod loaded, only for a parse the memo does not hold.
 
@@ -52,6 +52,10 @@ const direct = (args: string[]): (() => Promise<void> | void) | undefined => {
     return flags?.['diff']
       ? async () => (await import('./commands/trust.ts')).trust(flags)
       : undefined;
+  }
+  if (command === 'task' && sub === 'list') {
+    const flags = flagsOf(after, ['--json']);
+    return flags && (async () => (await import('./commands/task-views.ts')).taskList(flags));
   }
   if (command === 'agents') {
     const flags = flagsOf(after, ['--json']);

@@ -112,8 +112,8 @@ const VALUED = [
 
 /**
  * Whether `args` are a command that answers from the config alone (`mcp list`, `config
- * show|path`, `trust --diff`, `agents`) or help: those run from dist/config.cjs, which loads
- * none of the rest (see config-fast.ts). The root's options come before the command (the
+ * show|path`, `trust --diff`, `agents`, `task list|show|history`) or help: those run from
+ * dist/config.cjs, which loads none of the rest (see config-fast.ts). The root's options come before the command (the
  * command tree takes them only there); a prompt is never one.
  */
 const isConfigCommand = (args: string[]): boolean => {
@@ -131,7 +131,8 @@ const isConfigCommand = (args: string[]): boolean => {
     (command === 'mcp' && sub === 'list') ||
     (command === 'config' && (sub === 'show' || sub === 'path')) ||
     (command === 'trust' && args.includes('--diff')) ||
-    command === 'agents'
+    command === 'agents' ||
+    (command === 'task' && (sub === 'list' || sub === 'show' || sub === 'history'))
   );
 };
 

@@ -117,7 +117,7 @@ export const addExtensionCommands = (program: Command): void => {
     )
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) =>
-      (await import('./commands/tasks.ts')).taskList(globals(command)),
+      (await import('./commands/task-views.ts')).taskList(globals(command)),
     );
   task
     .command('run <name>')
@@ -132,14 +132,14 @@ export const addExtensionCommands = (program: Command): void => {
     .description("a task's definition: prompt, agent, model, inputs, schedule")
     .option('--json', 'print JSON')
     .action(async (name: string, _opts, command: Command) =>
-      (await import('./commands/tasks.ts')).taskShow(name, globals(command)),
+      (await import('./commands/task-views.ts')).taskShow(name, globals(command)),
     );
   task
     .command('history <name>')
     .description("a task's runs, oldest first, scheduled runs missed while no daemon ran included")
     .option('--json', 'print JSON')
     .action(async (name: string, _opts, command: Command) =>
-      (await import('./commands/tasks.ts')).taskHistory(name, globals(command)),
+      (await import('./commands/task-views.ts')).taskHistory(name, globals(command)),
     );
 };
 

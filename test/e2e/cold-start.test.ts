@@ -30,6 +30,7 @@ describe('a cold start', () => {
     [['--set', 'daemon.idleMinutes=5', 'mcp', 'list']],
     [['-m', 'fake', 'config', 'show']],
     [['--help']],
+    [['task', 'list']],
     [['--no-daemon', '-p', 'hi']],
   ])('of `niffler %j` starts no daemon', async (args) => {
     const ws = makeE2eWorkspace();

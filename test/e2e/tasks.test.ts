@@ -1,6 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { nifflerPaths } from '../../src/main/paths.ts';
 import { reply } from '../fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../fixtures/fake-llm/server.ts';
 import { makeE2eWorkspace } from './workspace.ts';
@@ -50,5 +51,32 @@ describe('niffler task (built binary, fake LLM)', () => {
     });
     const sessions = await ws.runJson<{ id: string }[]>(['sessions']);
     expect(sessions.map((s) => s.id)).toContain(id);
+  });
+
+  it('task list, show and history answer from the files alone: no daemon is started, and runs due since one last watched are counted', async () => {
+    const ws = makeE2eWorkspace();
+    const tasks = path.join(ws.home, 'tasks');
+    mkdirSync(tasks);
+    writeFileSync(path.join(tasks, 'hourly.yaml'), 'prompt: "tick"\nschedule: "0 * * * *"\n');
+    // A daemon watched the schedules until three hours ago (task-runner.ts writes this file).
+    const paths = nifflerPaths(ws.repo, ws.env);
+    const runs = path.join(paths.home, 'task-runs', paths.key);
+    mkdirSync(runs, { recursive: true });
+    const until = new Date(Date.now() - 3 * 3_600_000).toISOString();
+    writeFileSync(path.join(runs, 'watched.json'), JSON.stringify({ until }));
+
+    const [task] = await ws.runJson<{ name: string; next?: string; missed?: number }[]>([
+      'task',
+      'list',
+    ]);
+    expect(task).toMatchObject({ name: 'hourly', schedule: '0 * * * *' });
+    expect(Date.parse(task!.next!)).toBeGreaterThan(Date.now());
+    expect(task!.missed).toBeGreaterThanOrEqual(2);
+    const list = await ws.run(['task', 'list']);
+    expect(list.stderr).toContain('hourly: ');
+    expect(list.stderr).toContain('scheduled run(s) missed while no daemon ran; not run now');
+    expect(await ws.runJson(['task', 'history', 'hourly'])).toEqual([]);
+    expect(await ws.runJson(['task', 'show', 'hourly'])).toMatchObject({ prompt: 'tick' });
+    expect(existsSync(paths.socket)).toBe(false);
   });
 });

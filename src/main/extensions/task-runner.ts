@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Cron } from 'croner';
 import { makeDirSync } from '../../workers/shared/fs-errors.ts';
@@ -11,10 +11,9 @@ import { Session, type SessionDeps } from '../engine/session.ts';
 import type { TurnIO } from '../engine/tool-calls.ts';
 import { usableExtensions } from './load.ts';
 import { findAgent } from './turn.ts';
+import { dueRuns, readRuns, taskInfo, watchedUntil } from './task-list.ts';
 import type { TaskDefinition } from './tasks.ts';
 
-/** Runs of one task kept in its history listing. */
-const HISTORY = 50;
 /** How often a daemon with schedules notes that it is still watching them. */
 const HEARTBEAT_MS = 60_000;
 
@@ -161,46 +160,17 @@ export class TaskRunner {
 
   /** The runs of `name` (missed ones included), oldest first, the last 50. */
   history(name: string): TaskRun[] {
-    let text: string;
-    try {
-      text = readFileSync(this.#runsFile, 'utf8');
-    } catch {
-      return []; // No run yet.
-    }
-    return text
-      .split('\n')
-      .flatMap((line) => {
-        try {
-          const run = JSON.parse(line) as TaskRun;
-          return run.task === name ? [run] : [];
-        } catch {
-          return []; // A torn last line.
-        }
-      })
-      .slice(-HISTORY);
+    return readRuns(this.#runsFile, name);
   }
 
   /** Every task as listings show it: its schedule's next run, its last run, runs missed. */
   list(): TaskInfo[] {
-    return this.#tasks().map((task) => {
-      const cron = this.#crons.find((c) => c.task === task.name)?.cron;
-      const last = this.history(task.name).at(-1);
-      return {
-        name: task.name,
-        description: task.description,
-        source: task.source,
-        file: task.file,
-        ...(task.prompt ? { prompt: task.prompt } : {}),
-        ...(task.command ? { command: task.command } : {}),
-        ...(task.agent ? { agent: task.agent } : {}),
-        ...(task.model ? { model: task.model } : {}),
-        inputs: task.inputs,
-        ...(task.schedule ? { schedule: task.schedule } : {}),
-        ...(cron?.nextRun() ? { next: cron.nextRun()!.toISOString() } : {}),
-        ...(last ? { lastRun: last } : {}),
-        ...(this.#missed.get(task.name) ? { missed: this.#missed.get(task.name)! } : {}),
-      };
-    });
+    return this.#tasks().map((task) =>
+      taskInfo(task, this.#runsFile, {
+        next: this.#crons.find((c) => c.task === task.name)?.cron.nextRun() ?? null,
+        missed: this.#missed.get(task.name) ?? 0,
+      }),
+    );
   }
 
   /**
@@ -242,18 +212,11 @@ export class TaskRunner {
   }
 
   #reportMissed(tasks: TaskDefinition[]): void {
-    let since: Date;
-    try {
-      since = new Date(
-        (JSON.parse(readFileSync(this.#watchedFile, 'utf8')) as { until: string }).until,
-      );
-    } catch {
-      return; // Never watched here: nothing was missed.
-    }
+    const since = watchedUntil(this.options.dir);
+    if (!since) return; // Never watched here: nothing was missed.
     const now = new Date();
     for (const task of tasks) {
-      const due = new Cron(task.schedule!, { paused: true }).nextRuns(1000, since);
-      const missed = due.filter((d) => d <= now);
+      const missed = dueRuns(task.schedule!, since, now);
       if (missed.length === 0) continue;
       this.#missed.set(task.name, missed.length);
       this.#record({
