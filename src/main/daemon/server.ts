@@ -16,6 +16,7 @@ import { acquireLock } from './lock.ts';
 import { stopWhenRootGone } from './root-gone.ts';
 import { DaemonSocket } from './socket.ts';
 import { collectWhenQuiet } from './quiet-gc.ts';
+import { releaseApiWhenUnused } from './api-idle.ts';
 import { mark } from '../../workers/shared/timeline.ts';
 
 export interface DaemonOptions {
@@ -79,6 +80,32 @@ export const runDaemon = async (options: DaemonOptions): Promise<void> => {
   } finally {
     await claim.lock.release();
   }
+};
+
+/** How long an unused daemon keeps its API worker: 60 s, or `NIFFLER_API_IDLE_MS` (tests, bench). */
+const apiIdleMs = (env: Env): number => {
+  const ms = env['NIFFLER_API_IDLE_MS'] ? Number(env['NIFFLER_API_IDLE_MS']) : Number.NaN;
+  return Number.isFinite(ms) && ms >= 0 ? ms : 60_000;
+};
+
+/**
+ * What a quiet daemon does, told of every change of clients and turns: it stops when idle for
+ * `daemon.idleMinutes`, collects the garbage of the turns it ran (quiet-gc.ts), and ends its API
+ * worker when nobody has used it for a while (api-idle.ts).
+ */
+const whenQuiet = (env: Env, stop: (reason: string) => void) => {
+  const idle = idleStop(stop);
+  const garbage = collectWhenQuiet();
+  const unused = releaseApiWhenUnused(apiIdleMs(env));
+  return {
+    activity: (engine: Engine): void => {
+      idle.arm(engine);
+      garbage.activity(engine);
+      unused.activity(engine);
+    },
+    armIdle: idle.arm,
+    clears: [idle.clear, garbage.clear, unused.clear],
+  };
 };
 
 /** How often the saved outputs are pruned (and once at start). */
@@ -166,11 +193,9 @@ const serve = async (
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const sockets = new Set<net.Socket>();
-  // Undone first thing on stop: the idle timer, the pruning, the socket (as far as they exist).
-  const idle = idleStop((reason) => void stop(reason));
-  // The garbage of the turns it ran, collected when it is quiet (quiet-gc.ts).
-  const garbage = collectWhenQuiet();
-  const cleanups: (() => void)[] = [idle.clear, garbage.clear];
+  // Undone first thing on stop: the idle timers, the pruning, the socket (as far as they exist).
+  const quiet = whenQuiet(env, (reason) => void stop(reason));
+  const cleanups: (() => void)[] = [...quiet.clears];
 
   const stop = (reason: string): Promise<void> => {
     stopping ??= (async () => {
@@ -190,10 +215,7 @@ const serve = async (
   const engine: Engine = await startEngine(options, env, paths, log, {
     ...hooks,
     stop: (reason) => void stop(reason),
-    onActivity: () => {
-      idle.arm(engine);
-      garbage.activity(engine);
-    },
+    onActivity: () => quiet.activity(engine),
   });
   cleanups.push(pruneOutputsNowAndThen(engine, paths, log));
   cleanups.push(stopWhenRootGone(options.root, (reason) => void stop(reason)));
@@ -207,7 +229,7 @@ const serve = async (
   else cleanups.push(closeSocket);
   log.info('daemon listening', { socket: paths.socket });
   mark('daemon listening');
-  idle.arm(engine);
+  quiet.armIdle(engine);
   engine.warmWhenIdle();
   options.onListening?.();
   await untilSignalOr(done, stop);

@@ -442,6 +442,7 @@ export class Engine implements EngineHandlers {
       return { stopping: true };
     },
     'session/open': async (params, { client }) => {
+      this.api.rewarm();
       const deps = this.#sessionDeps();
       let session: Session;
       let warnings: string[] = [];

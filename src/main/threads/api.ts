@@ -141,6 +141,9 @@ export class ApiHost {
 
   #onFirstRequest: (() => void) | undefined;
   #booted: ApiHostOptions['booted'];
+  /** The model warmed last, when `release` ended the worker: `rewarm` warms it again. */
+  #released: ModelSpec | undefined;
+  #lastWarmed: ModelSpec | undefined;
 
   constructor(options: ApiHostOptions = {}) {
     this.#log = options.log ?? silentLogger;
@@ -214,10 +217,33 @@ export class ApiHost {
    */
   warm(model: ModelSpec): void {
     if (this.#closed || this.#warmed.has(modelKey(model))) return;
+    this.#lastWarmed = model;
+    this.#released = undefined;
     const worker = this.#ensureWorker();
     this.#warmed.add(modelKey(model));
     if (this.#streams.size === 0) worker.unref();
     this.#post({ type: 'warm', model });
+  }
+
+  /**
+   * Ends the worker if it streams nothing (a daemon nobody has used for a while: a V8 isolate and
+   * the model's client code, ~25 MB of its resident size); the next stream, `warm` or `rewarm`
+   * starts another. Whether it ended one.
+   */
+  release(): boolean {
+    const worker = this.#worker;
+    if (!worker || this.#streams.size > 0) return false;
+    this.#worker = undefined;
+    this.#warmed.clear();
+    this.#released = this.#lastWarmed;
+    void worker.terminate();
+    this.#log.info('ended the API worker: unused (it starts again with the next session)');
+    return true;
+  }
+
+  /** Warms again the model warmed before `release` (a session opens: its prompt is near). */
+  rewarm(): void {
+    if (this.#released) this.warm(this.#released);
   }
 
   /** Has the worker, if it runs and streams nothing, collect its garbage (a quiet daemon). */
