@@ -3,7 +3,9 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { reply } from '../fixtures/fake-llm/reply.ts';
 import { startFakeLlm, type FakeLlm } from '../fixtures/fake-llm/server.ts';
+import { CLI } from './cli.ts';
 import { stdioConsumer } from './gateway.ts';
+import { startTerminal } from './tui-terminal.ts';
 import { makeE2eWorkspace } from './workspace.ts';
 
 // Agent Skills through the built binary and a real daemon, the model faked: what is offered,
@@ -183,6 +185,36 @@ describe('skills (built binary, fake LLM)', () => {
     const unknown = await ws.run(['-p', '/skills no-such-skill']);
     expect(unknown.exitCode).not.toBe(0);
     expect(unknown.stderr).toContain('there is no skill named "no-such-skill"');
+  });
+
+  it('in the interactive session (tmux): /skills lists it, tab completes its name, /skills NAME request activates it', async () => {
+    const { ws, llm } = await setup();
+    cpSync(
+      path.join(FIXTURES, 'internal-comms'),
+      path.join(ws.base, '.claude', 'skills', 'internal-comms'),
+      { recursive: true },
+    );
+    const term = await startTerminal({
+      command: [process.execPath, CLI],
+      cwd: ws.repo,
+      env: ws.env,
+    });
+    await term.waitFor('/help for commands');
+    await term.type('/skills');
+    await term.press('Enter');
+    await term.waitFor((s) => s.includes('Skills') && s.includes('internal-comms'));
+    await term.type('/skills inter');
+    await term.press('Tab');
+    await term.waitFor('> /skills internal-comms');
+    llm.queue(reply().text('Here is the update.'));
+    await term.type(' write a 3P update');
+    await term.press('Enter');
+    await term.waitFor('Here is the update.');
+    const user = messages(llm, 0).at(-1)!;
+    expect(String(user.content)).toContain('<skill name="internal-comms"');
+    expect(String(user.content)).toContain('write a 3P update');
+    await term.press('C-d');
+    await term.waitFor('[exited 0]');
   });
 
   it('bad skills are named and skipped; the session starts and the others load', async () => {
