@@ -64,5 +64,7 @@ export const skills = (options: GlobalOptions): void => {
   for (const skill of list) for (const problem of skill.problems) warn(`${skill.name}: ${problem}`);
   for (const problem of problems) warn(problem);
   if (list.some((s) => s.offered))
-    print('\nThe model activates one when a task matches it; /skills NAME in a session does it by hand');
+    print(
+      '\nThe model activates one when a task matches it; /skills NAME in a session does it by hand',
+    );
 };
