@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/main/config/load.ts';
 import { SessionHooks } from '../src/main/extensions/hook-points.ts';
-import type { ToolEntry, TurnIO } from '../src/main/engine/tool-calls.ts';
+import type { ToolEntry, TurnIO } from '../src/main/calls/types.ts';
 import { ToolsHost } from '../src/main/threads/tools.ts';
 import { testEnv } from '../test/fixtures/env.ts';
 import { probeBwrap } from '../src/workers/shared/sandbox-command.ts';

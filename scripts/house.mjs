@@ -49,6 +49,7 @@ const LAYERS = [
   ['config'], // reading and checking .niffler/config.yaml and the home config
   ['trust'], // what a repository may contribute, and the effective policy
   ['threads'], // the engine's handles on its worker threads and pool
+  ['calls'], // the shapes of a turn's tool calls: entries, the table, the turn's IO, hooks
   ['extensions'], // agents, commands, hooks, tasks, repository tools, skills
   ['lsp'], // language servers: the service and the lsp tool
   ['engine'], // sessions, the turn loop, request handlers

@@ -1,14 +1,16 @@
-import type { ModelSpec, ToolCall, ToolSpec } from '../../workers/protocol/api.ts';
+import type { ModelSpec, ToolCall } from '../../workers/protocol/api.ts';
 import type { McpToolInfo } from '../../workers/protocol/mcp.ts';
 import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
 import type { LoadedConfig } from '../config/load.ts';
-import type { ClientCalls, ClientMethod, PromptParams, SessionEvent } from '../protocol.ts';
+import type { PromptParams } from '../protocol.ts';
 import { effectivePolicy, type PolicyScope } from '../trust/effective.ts';
 import type { EditDiagnostics } from '../lsp/loop.ts';
 import type { ApprovalStore } from './approvals.ts';
-import type { SearchableTool } from './context/tool-search.ts';
 import { builtinTool, configRules, filterTools, mcpTool, modelProfile } from './capabilities.ts';
+import type { CallHooks, PreCall, ToolEntry, ToolTable, TurnIO } from '../calls/types.ts';
+
+export type { ToolEntry, ToolTable, TurnIO } from '../calls/types.ts';
 
 /** How far a long call has got (a search's files, an MCP server's progress notifications). */
 export type OnProgress = (progress: { progress: number; total?: number; message?: string }) => void;
@@ -46,45 +48,6 @@ export interface McpTools {
   ): Promise<ToolResult>;
 }
 
-/** How a turn talks to the front-end that started it. */
-export interface TurnIO {
-  emit(event: SessionEvent): void;
-  ask<M extends ClientMethod>(
-    method: M,
-    params: ClientCalls[M]['params'],
-    signal: AbortSignal,
-  ): Promise<ClientCalls[M]['result']>;
-}
-
-/** A tool the model may call this turn, with what approvals need to know about it. */
-export interface ToolEntry {
-  spec: ToolSpec;
-  /** `engine`: niffler's own, answered by the engine itself (`tool_search`), never asked. */
-  kind: 'builtin' | 'mcp' | 'engine';
-  /** How an `engine` tool answers; `call` is the call's id, the turn's IO and its signal. */
-  run?: (args: Record<string, unknown>, call?: EngineCall) => Promise<ToolResult>;
-  readOnly: boolean;
-  defaultPolicy?: 'allow' | 'ask';
-  server?: string;
-  destructive: boolean;
-  /**
-   * An `engine` tool that is approved as an MCP tool is (a repository tool): asks unless it is
-   * read-only or a rule allows it. Without it, an engine tool is never asked.
-   */
-  asks?: boolean;
-  /** What `tool_search` finds through this tool besides tools (the `skill` tool: the skills). */
-  searchable?: readonly SearchableTool[];
-}
-
-export type ToolTable = Map<string, ToolEntry>;
-
-/** What an `engine` tool's `run` gets besides its arguments. */
-export interface EngineCall {
-  callId: string;
-  io: TurnIO;
-  signal: AbortSignal;
-}
-
 /** What running one step's calls needs. */
 export interface CallContext {
   sessionId: string;
@@ -102,20 +65,6 @@ export interface CallContext {
   lsp?: EditDiagnostics;
   /** Directories the session's built-in calls may also read (its active skills of yours). */
   readOnlyPaths?: readonly string[];
-}
-
-/** What PreToolUse hooks said of a call: block it, allow or ask regardless, other arguments. */
-export interface PreCall {
-  block?: string;
-  allow?: string;
-  ask?: string;
-  args?: Record<string, unknown>;
-}
-
-/** The hooks around each call: before it is decided, and after it ran. */
-export interface CallHooks {
-  before(call: ToolCall, entry: Pick<ToolEntry, 'kind'>): Promise<PreCall>;
-  after(call: ToolCall, entry: Pick<ToolEntry, 'kind'>, result: ToolResult): Promise<ToolResult>;
 }
 
 /** Who the table is for: the turn's model (vision, tool protocol) and the config it runs under. */

@@ -1,5 +1,5 @@
 import type { TranscriptEntry } from '../engine/transcript.ts';
-import type { TurnIO } from '../engine/tool-calls.ts';
+import type { TurnIO } from '../calls/types.ts';
 import type { SubagentRun } from './subagents.ts';
 import type { ProfileLimit } from '../trust/effective.ts';
 

@@ -1,4 +1,4 @@
-import type { ToolEntry, TurnIO } from '../engine/tool-calls.ts';
+import type { ToolEntry, TurnIO } from '../calls/types.ts';
 import type { TranscriptEntry } from '../engine/transcript.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { NifflerError } from '../errors.ts';

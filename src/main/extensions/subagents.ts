@@ -1,7 +1,6 @@
 import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { TurnSummary } from '../protocol.ts';
-import type { ToolEntry } from '../engine/tool-calls.ts';
-import type { TurnIO } from '../engine/tool-calls.ts';
+import type { ToolEntry, TurnIO } from '../calls/types.ts';
 import type { AgentProfile } from './agents.ts';
 import { whenAborted } from '../../workers/shared/abort.ts';
 

@@ -1,6 +1,6 @@
 import type { ToolCall } from '../../workers/protocol/api.ts';
 import type { PromptParams } from '../protocol.ts';
-import type { ToolTable, TurnIO } from '../engine/tool-calls.ts';
+import type { ToolTable, TurnIO } from '../calls/types.ts';
 import { TASK_TOOL } from './subagents.ts';
 
 /**

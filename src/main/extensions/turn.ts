@@ -1,6 +1,6 @@
 import type { LoadedConfig } from '../config/load.ts';
 import { DEFAULT_MODELS, type Config } from '../config/schema.ts';
-import type { ToolTable } from '../engine/tool-calls.ts';
+import type { ToolTable } from '../calls/types.ts';
 import { NifflerError } from '../errors.ts';
 import {
   chainSees,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { LoadedConfig } from '../config/load.ts';
 import type { SnapshotStore } from '../engine/snapshots.ts';
-import type { ToolEntry } from '../engine/tool-calls.ts';
+import type { ToolEntry } from '../calls/types.ts';
 import type { Logger } from '../log.ts';
 import type { Env, NifflerPaths } from '../paths.ts';
 import type { LspStatusResult } from '../protocol.ts';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { LspQuery } from '../../workers/protocol/lsp.ts';
 import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import { NifflerError } from '../errors.ts';
-import type { ToolEntry } from '../engine/tool-calls.ts';
+import type { ToolEntry } from '../calls/types.ts';
 
 /** How long the `lsp` tool waits for an answer (references of a large project take a while). */
 const QUERY_MS = 15_000;

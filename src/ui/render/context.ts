@@ -1,4 +1,4 @@
-import type { ContextReport } from '../../main/engine/context/report.ts';
+import type { ContextReport } from '../../main/protocol.ts';
 import { formatTable } from './output.ts';
 
 // The text of a context report, for `/context` in the session and `niffler sessions show ID

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAgent } from '../../../src/main/extensions/agents.ts';
 import { parseMarkdown } from '../../../src/main/extensions/parse.ts';
 import { chainTools, profileLimit } from '../../../src/main/extensions/turn.ts';
-import type { ToolEntry, ToolTable } from '../../../src/main/engine/tool-calls.ts';
+import type { ToolEntry, ToolTable } from '../../../src/main/calls/types.ts';
 
 const file = (text: string, name = 'x') => ({
   file: `/r/${name}.md`,

@@ -6,50 +6,13 @@ import { budgetOf, type RequestView } from './ladder.ts';
 import type { PromptPart } from './prompt.ts';
 import { TOOL_SEARCH, type ToolPlan } from './tool-search.ts';
 import { messageTokens, type Calibration } from './tokens.ts';
-import type { WindowSource } from './window.ts';
+import type { ContextPart, ContextReport, WindowSource } from '../../protocol.ts';
 
 // What `/context` and `niffler sessions show ID --context` say: the next request of a session,
 // part by part, in tokens (the model's count as niffler expects it); the compactions made; the
 // files holding cleared outputs.
 
-/** One part of the next request. */
-export interface ContextPart {
-  kind: 'system' | 'summary' | 'tools' | 'conversation';
-  name: string;
-  tokens: number;
-  /** What was cut or left out of it, and why. */
-  note?: string;
-}
-
-/** A compaction as the report lists it. */
-export interface CompactionInfo {
-  turn: number;
-  time: string;
-  /** What it did, in words. */
-  what: string;
-}
-
-export interface ContextReport {
-  sessionId: string;
-  agent: string;
-  /** The model the next request goes to (`models.<name>`). */
-  model: string;
-  window: number;
-  windowSource: WindowSource;
-  /** Tokens kept free for the answer. */
-  reserve: number;
-  /** What a request may weigh (the window less the reserve and the estimate's margin). */
-  limit: number;
-  /** Where compaction starts (`agent.compaction.threshold`), in tokens; null: only when it must. */
-  threshold: number | null;
-  /** How tokens are counted: the scale on the 4-characters-a-token estimate, and whence. */
-  scale: number;
-  calibrated: boolean;
-  parts: ContextPart[];
-  total: number;
-  compactions: CompactionInfo[];
-  clearedOutputs: { id: string; tool: string; file: string; tokens: number; exists: boolean }[];
-}
+export type { ContextReport } from '../../protocol.ts';
 
 export interface ReportInput {
   sessionId: string;

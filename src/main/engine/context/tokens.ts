@@ -1,4 +1,7 @@
 import type { ChatMessage, ToolSpec, Usage } from '../../../workers/protocol/api.ts';
+import type { ContextUse } from '../../protocol.ts';
+
+export type { ContextUse } from '../../protocol.ts';
 
 // Token accounting: what a request costs of the context window, and on what. Providers report
 // the tokens a request took; between reports a local estimate (4 characters a token, scaled by
@@ -47,23 +50,6 @@ export const messageTokens = (message: ChatMessage): number => {
     }
   }
 };
-
-/** How a request's tokens are spent, as `/context` shows it. */
-export interface ContextUse {
-  /** niffler's own instructions and git context. */
-  system: number;
-  /** Instruction files and servers' instructions. */
-  instructions: number;
-  /** The summary of the turns compacted away (in the system prompt). */
-  summary: number;
-  /** Tool definitions sent with the request. */
-  tools: number;
-  /** User and assistant messages (tool calls included). */
-  messages: number;
-  /** Tool results. */
-  toolOutputs: number;
-  total: number;
-}
 
 export interface RequestParts {
   system: string;

@@ -1,4 +1,5 @@
 import type { ToolSpec } from '../../../workers/protocol/api.ts';
+import type { SearchableTool } from '../../calls/types.ts';
 
 // Deferred tool loading: with many MCP tools, their schemas crowd out the conversation and small
 // models choose worse. Deferred tools are named in one line each (or per server, when even that
@@ -6,15 +7,9 @@ import type { ToolSpec } from '../../../workers/protocol/api.ts';
 // names, descriptions and parameter names and returns their full schemas; those join the request
 // for the rest of the turn.
 
-export const TOOL_SEARCH = 'tool_search';
+export type { SearchableTool } from '../../calls/types.ts';
 
-/** What the planner needs to know of a tool (or of a skill, which `tool_search` finds too). */
-export interface SearchableTool {
-  spec: ToolSpec;
-  /** Built-in tools are deferred only when a small window needs it, and only the optional ones; a `skill` is activated with the `skill` tool. */
-  kind: 'builtin' | 'mcp' | 'skill';
-  server?: string;
-}
+export const TOOL_SEARCH = 'tool_search';
 
 /** `auto` defers MCP tools once their schemas pass this share of the context window. */
 export const AUTO_SHARE = 0.1;

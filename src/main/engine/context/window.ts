@@ -1,4 +1,5 @@
 import type { ModelSpec } from '../../../workers/protocol/api.ts';
+import type { WindowSource } from '../../protocol.ts';
 import { Calibrations } from './tokens.ts';
 
 // A model's context window: from the config (`models.x.contextWindow`), else from the provider
@@ -71,7 +72,7 @@ const fromModels = async (spec: ModelSpec): Promise<number | undefined> => {
 const OFFICIAL = /(^|\.)(openai\.com|anthropic\.com)$/;
 
 /** Where a window came from, for `/context`. */
-export type WindowSource = 'config' | 'provider' | 'family' | 'default';
+export type { WindowSource } from '../../protocol.ts';
 
 /** Resolves and caches context windows for one daemon, and how each model counts tokens. */
 export class ContextWindows {

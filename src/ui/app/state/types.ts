@@ -11,7 +11,7 @@ import type {
   TurnSummary,
 } from '../../../main/protocol.ts';
 import type { McpElicitation, McpElicitationAnswer } from '../../../workers/protocol/mcp.ts';
-import type { ContextUse } from '../../../main/engine/context/tokens.ts';
+import type { ContextUse } from '../../../main/protocol.ts';
 import type { McpOffers } from '../mcp-offers.ts';
 
 type ToolStatus = 'running' | 'done' | 'error' | 'denied';
