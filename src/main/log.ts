@@ -1,6 +1,6 @@
 import { RotatingLog } from '../workers/shared/rotating-log.ts';
 import { LOG_LEVELS, type LogLevel } from '../workers/protocol/log-level.ts';
-import { redact } from './config/redact.ts';
+import { redact } from '../workers/shared/redact.ts';
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 

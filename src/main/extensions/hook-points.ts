@@ -12,7 +12,7 @@ import {
 } from './claude-names.ts';
 import type { CommandRunner } from './expand.ts';
 import { runHooks, type HookDialect, type HookSubject, type HookVerdict } from './hooks.ts';
-import { SessionEnv } from './session-env.ts';
+import { SessionEnv } from '../threads/session-env.ts';
 
 /** What a session's hooks need: who it is, where its transcript is, the config, a runner. */
 export interface HookContext {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import * as jsonc from 'jsonc-parser';
-import { readConfined } from '../engine/context/instructions.ts';
+import { readConfined } from '../../workers/shared/read-confined.ts';
 import type { KeyPath } from '../config/source.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
 import { agentFromMapping, type AgentProfile } from './agents.ts';

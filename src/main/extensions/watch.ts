@@ -1,6 +1,6 @@
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import { debounced } from '../engine/config-watch.ts';
+import { debounced } from '../debounce.ts';
 
 /**
  * Watches extension directories (with their subdirectories) and calls `onChange` once per burst

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
-import type { SnapshotStore } from '../engine/snapshots.ts';
 import type { LspHost } from '../threads/lsp.ts';
 import { withDiagnostics } from './format.ts';
 
@@ -26,6 +25,18 @@ export interface EditDiagnostics {
   around(call: ObservedCall, run: () => Promise<ToolResult>): Promise<ToolResult>;
 }
 
+/**
+ * What the loop needs of the undo snapshots (the engine's `SnapshotStore`): the workspace's tree
+ * now, and the files changed between two trees.
+ */
+export interface ChangedFiles {
+  tree(): Promise<{ ok: true; tree: string } | { ok: false; reason: string }>;
+  changes(
+    from: string,
+    to: string,
+  ): Promise<{ path: string; change: 'added' | 'modified' | 'deleted' }[]>;
+}
+
 /** What the loop needs of the service, each time (the config may have changed). */
 export interface LoopDeps {
   root: string;
@@ -36,7 +47,7 @@ export interface LoopDeps {
   /** Whether a file's name is one a configured server serves. */
   serves(file: string): boolean;
   settings(): { wait: number; warnings: boolean };
-  snapshots(): SnapshotStore;
+  snapshots(): ChangedFiles;
   /** The tree a command's changes are counted from, by the turn's first snapshot. */
   lastTree: Map<string, string>;
 }

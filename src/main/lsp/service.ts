@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type { LoadedConfig } from '../config/load.ts';
-import type { SnapshotStore } from '../engine/snapshots.ts';
 import type { ToolEntry } from '../calls/types.ts';
 import type { Logger } from '../log.ts';
 import type { Env, NifflerPaths } from '../paths.ts';
@@ -8,7 +7,7 @@ import type { LspStatusResult } from '../protocol.ts';
 import { LspHost } from '../threads/lsp.ts';
 import type { LspServerStatus, LspWorkerData } from '../../workers/protocol/lsp.ts';
 import { findLanguageFiles } from './detect.ts';
-import { editDiagnostics, type EditDiagnostics } from './loop.ts';
+import { editDiagnostics, type ChangedFiles, type EditDiagnostics } from './loop.ts';
 import { resolveLspServers, type ResolvedLsp } from './servers.ts';
 import { lspToolEntry } from './tool.ts';
 
@@ -24,7 +23,7 @@ export interface LspServiceDeps {
   log: Logger;
   loaded: () => LoadedConfig | null;
   configError: () => string | null;
-  snapshots: () => SnapshotStore;
+  snapshots: () => ChangedFiles;
 }
 
 /** What a session asks of the language servers (see `SessionDeps.lsp`). */

@@ -22,7 +22,7 @@ import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import { killGroup } from '../../workers/shared/process-group.ts';
 import { probeBwrap } from '../../workers/shared/sandbox-command.ts';
 import { GIT_WRITE } from '../trust/protected.ts';
-import { sessionEnvFile } from '../extensions/session-env.ts';
+import { sessionEnvFile } from './session-env.ts';
 import { WORKER_YOUNG_GENERATION_MB, workerExecArgv, workerFile } from './entry.ts';
 import { whenAborted } from '../../workers/shared/abort.ts';
 import { SearchRelay } from './search-pool.ts';

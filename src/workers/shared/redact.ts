@@ -60,3 +60,34 @@ export const secretsFrom = (values: Iterable<string | undefined>): string[] => {
   );
   return [...new Set(secrets)].sort((a, b) => b.length - a.length);
 };
+
+const SECRET_KEY =
+  /(key|token|secret|password|passwd|credential|auth|cookie|session|private|assertion)/i;
+const SECRET_CONTAINERS = new Set(['env', 'headers']);
+
+/** True when a key, or the map it sits in, marks its value as a secret. */
+const isSecretKey = (key: string, parent?: string): boolean =>
+  (parent !== undefined && SECRET_CONTAINERS.has(parent)) || SECRET_KEY.test(key);
+
+/**
+ * A deep copy of `value` with secrets replaced: every `env` and `headers` value, any key that
+ * looks like a key, token or password (except `apiKeyEnv`, which names a variable), the `known`
+ * secret values wherever they appear in a string, and strings that look like well-known token
+ * formats. Known values go first: a token pattern could take part of one and leave the rest.
+ */
+export const redact = <T>(value: T, known: readonly string[] = [], parent?: string): T => {
+  if (Array.isArray(value)) return value.map((item: unknown) => redact(item, known, parent)) as T;
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [
+        key,
+        key !== 'apiKeyEnv' &&
+        isSecretKey(key, parent) &&
+        (typeof item === 'string' || typeof item === 'number')
+          ? REDACTED
+          : redact(item, known, key),
+      ]),
+    ) as T;
+  if (typeof value === 'string') return redactString(redactKnown(value, known)) as T;
+  return value;
+};

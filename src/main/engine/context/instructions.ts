@@ -1,8 +1,6 @@
-import { existsSync, readSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { realDirs } from '../../../workers/shared/bounded-read.ts';
-import { ConfinedError } from '../../../workers/shared/confine.ts';
-import { openConfinedFile } from '../../../workers/shared/confined-open.ts';
+import { MAX_FILE_BYTES, readConfined } from '../../../workers/shared/read-confined.ts';
 
 // Instruction files: what the user and the repository tell the model about how to work here.
 // Global ones from $NIFFLER_HOME (yours), then the repository's `.niffler/prompts/` and, in every
@@ -18,8 +16,6 @@ const REPO_PROMPTS = [
   ['.niffler/prompts/PROJECT.md', 'Current project'],
 ] as const;
 
-/** Bytes read of any one file. */
-export const MAX_FILE_BYTES = 64 * 1024;
 /**
  * Bytes one instruction file gives, its imports included; past it, the file is cut and a note
  * says so. Room for a whole 15–30 KB CLAUDE.md or AGENTS.md.
@@ -29,42 +25,6 @@ export const FILE_BUDGET = 32 * 1024;
 export const INSTRUCTIONS_BUDGET = 64 * 1024;
 /** How deep `@path` imports nest. */
 const MAX_IMPORT_DEPTH = 4;
-
-type Read = { text: string; cut: boolean; real: string } | { refused: string } | undefined;
-
-/**
- * Reads the first `MAX_FILE_BYTES` of a file through the confined opener the file tools use (by
- * descriptor, checked against `within` after every symlink, regular files only: a FIFO, device or
- * /proc file is never read). Undefined when it does not exist.
- */
-export const readConfined = (
-  file: string,
-  within: string,
-  excluded: readonly string[] = [],
-): Read => {
-  let opened;
-  try {
-    opened = openConfinedFile(file, {
-      want: 'file',
-      roots: realDirs([within]),
-      excluded: realDirs(excluded),
-    });
-  } catch (error) {
-    if (error instanceof ConfinedError)
-      return error.code === 'not-found' ? undefined : { refused: error.reason };
-    return { refused: `cannot be read (${(error as Error).message})` };
-  }
-  try {
-    const buffer = Buffer.alloc(MAX_FILE_BYTES + 1);
-    let size = 0;
-    for (let n = 1; n > 0 && size < buffer.length; size += n)
-      n = readSync(opened.fd, buffer, size, buffer.length - size, null);
-    const text = buffer.subarray(0, Math.min(size, MAX_FILE_BYTES)).toString('utf8');
-    return { text, cut: size > MAX_FILE_BYTES, real: opened.real };
-  } finally {
-    opened.close();
-  }
-};
 
 /** One instruction file as it joins the system prompt. */
 export interface InstructionFile {
