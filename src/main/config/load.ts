@@ -52,7 +52,7 @@ import { protectedPlaces, type ProtectedPlace } from '../trust/protected.ts';
 import { readTrustStore } from '../trust/store.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
 import { extensionParts, readExtensions, type Extensions } from '../extensions/load.ts';
-import { repoBinaryParts } from '../lsp/repo-binaries.ts';
+import { repoBinaryParts } from '../trust/repo-binaries.ts';
 
 type Data = Record<string, unknown>;
 

@@ -3,7 +3,7 @@ import { PROVIDERS, TOOL_CALL_FORMATS, TOOL_PROTOCOLS } from '../../workers/prot
 import { LOG_LEVELS } from '../../workers/protocol/log-level.ts';
 import { MCP_PROTOCOL_SETTINGS, MCP_TRANSPORTS } from '../../workers/protocol/mcp.ts';
 import { SANDBOX_MODES } from '../../workers/protocol/sandbox.ts';
-import { BUILTIN_SERVERS } from '../lsp/builtins.ts';
+import { BUILTIN_SERVERS } from './lsp-builtins.ts';
 import { CLAUDE_HOOK_EVENTS, HOOK_TYPES, type ClaudeHookEvent } from './hook-events.ts';
 
 /**

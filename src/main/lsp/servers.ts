@@ -10,8 +10,8 @@ import type { LspServerSpec, LspServerState, LspSource } from '../../workers/pro
 import type { SandboxPolicy } from '../../workers/protocol/sandbox.ts';
 import { isInside } from '../../workers/shared/confine.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
-import { BUILTIN_SERVERS, LSP_SETTINGS, type BuiltinServer } from './builtins.ts';
-import { repoBinary } from './repo-binaries.ts';
+import { BUILTIN_SERVERS, LSP_SETTINGS, type BuiltinServer } from '../config/lsp-builtins.ts';
+import { repoBinary } from '../trust/repo-binaries.ts';
 
 /**
  * A language server as the config and the machine make it: ready to run (`spec`), or why not

@@ -3,8 +3,8 @@ import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { readFdSync } from '../../workers/shared/bounded-read.ts';
 import { openConfinedFile } from '../../workers/shared/confined-open.ts';
-import type { Part } from '../trust/part.ts';
-import { BUILTIN_SERVERS } from './builtins.ts';
+import type { Part } from './part.ts';
+import { BUILTIN_SERVERS } from '../config/lsp-builtins.ts';
 
 /** The most of a server's entry file hashed; a larger one counts by its size and times alone. */
 const MAX_HASHED = 16 * 1024 * 1024;
