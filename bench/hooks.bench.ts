@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../src/main/config/load.ts';
+import { loadConfig } from '../src/main/extensions/workspace-config.ts';
 import { SessionHooks } from '../src/main/extensions/hook-points.ts';
 import type { ToolEntry, TurnIO } from '../src/main/calls/types.ts';
 import { ToolsHost } from '../src/main/threads/tools.ts';

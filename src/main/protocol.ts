@@ -533,7 +533,7 @@ export interface ContextPart {
 }
 
 /** A compaction as the report lists it. */
-export interface CompactionInfo {
+interface CompactionInfo {
   turn: number;
   time: string;
   /** What it did, in words. */

@@ -1,9 +1,5 @@
-import {
-  loadConfig,
-  parseSetFlag,
-  type FlagOverride,
-  type LoadedConfig,
-} from '../main/config/load.ts';
+import { parseSetFlag, type FlagOverride } from '../main/config/load.ts';
+import { loadConfig, type LoadedConfig } from '../main/extensions/workspace-config.ts';
 
 /** Options every command shares (set on the root program). */
 export interface GlobalOptions {

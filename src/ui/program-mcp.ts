@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { TRUST_LEVELS } from '../main/trust/levels.ts';
+import { TRUST_LEVELS } from '../main/config/trust-levels.ts';
 import { MCP_SERVER_STATES } from '../workers/protocol/mcp.ts';
 import { collect, globals } from './program-options.ts';
 

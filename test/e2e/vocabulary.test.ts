@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TRUST_LEVELS } from '../../src/main/trust/levels.ts';
+import { TRUST_LEVELS } from '../../src/main/config/trust-levels.ts';
 import { MCP_SERVER_STATES } from '../../src/workers/protocol/mcp.ts';
 import { LSP_SERVER_STATES } from '../../src/workers/protocol/lsp.ts';
 import { makeE2eWorkspace, serverBin } from './workspace.ts';

@@ -47,7 +47,7 @@ export interface ToolEntry {
 export type ToolTable = Map<string, ToolEntry>;
 
 /** What an `engine` tool's `run` gets besides its arguments. */
-export interface EngineCall {
+interface EngineCall {
   callId: string;
   io: TurnIO;
   signal: AbortSignal;

@@ -1,22 +1,11 @@
 import path from 'node:path';
 import { parse as parseYamlScalar } from 'yaml';
 import { NifflerError } from '../errors.ts';
-import {
-  findWorkspace,
-  nifflerPaths,
-  type Env,
-  type NifflerPaths,
-  type Workspace,
-} from '../paths.ts';
+import { findWorkspace, nifflerPaths, type Env, type Workspace } from '../paths.ts';
+import { isObject } from '../../workers/shared/is-object.ts';
 import { expandVariables } from './expand.ts';
-import { importClaudeFormat } from './interop.ts';
-import {
-  CLAUDE_SETTINGS_KINDS,
-  claudeSettingsFiles,
-  hookNotes,
-  importClaudeSettings,
-} from './claude-settings.ts';
-import { PEER_REPO_KINDS, peerFiles, readPeerFile } from './peer-mcp.ts';
+import { CLAUDE_SETTINGS_KINDS } from './claude-settings.ts';
+import { isRepoKind, readLayers, type ConfigFileInfo } from './layers.ts';
 import {
   mergeLayer,
   parseKeyPath,
@@ -31,33 +20,30 @@ import {
   HooksSchema,
   PARSE_ONCE,
   type Config,
+  type HooksConfig,
   type McpServerConfig,
+  type ToolPolicy,
 } from './schema.ts';
-import type { HookLayer } from '../extensions/hooks.ts';
 import {
   formatPath,
   formatPlace,
-  readConfigFile,
   type ConfigSource,
   type KeyPath,
   type ParsedFile,
 } from './source.ts';
+import type { TrustLevel } from './trust-levels.ts';
 import { validateLayer, validateMerged } from './validate.ts';
-import { repositoryContribution, withoutSettings } from '../trust/contribution.ts';
-import type { Part } from '../trust/part.ts';
-import { decideTrust, untrustedSummary, type TrustDecision } from '../trust/decide.ts';
-import type { TrustLevel } from '../trust/levels.ts';
-import type { PolicyLayer } from '../trust/policy.ts';
-import { protectedPlaces, type ProtectedPlace } from '../trust/protected.ts';
-import { readTrustStore } from '../trust/store.ts';
-import { isObject } from '../../workers/shared/is-object.ts';
-import { extensionParts, readExtensions, type Extensions } from '../extensions/load.ts';
-import { repoBinaryParts } from '../trust/repo-binaries.ts';
+
+// Reading and checking the config: the files found and read (layers.ts), `${VAR}` expanded,
+// each file checked, merged over the defaults, variables and flags on top, the whole checked
+// again. What a repository may contribute is decided above (trust/), and the config a workspace
+// runs under composed there (extensions/workspace-config.ts): this module is handed what to
+// keep of each file and the repository's trust level.
 
 type Data = Record<string, unknown>;
 
 /** `NIFFLER_*` variables that set config keys (above the files, below flags). */
-export const ENV_KEYS: Record<string, string[]> = {
+const ENV_KEYS: Record<string, string[]> = {
   NIFFLER_MODEL: ['model'],
   NIFFLER_LOG: ['logLevel'],
   NIFFLER_IDLE_MINUTES: ['daemon', 'idleMinutes'],
@@ -79,7 +65,7 @@ export interface LoadOptions {
   flags?: FlagOverride[];
 }
 
-export type Transport = 'stdio' | 'http' | 'sse' | 'ws';
+type Transport = 'stdio' | 'http' | 'sse' | 'ws';
 
 /** A server as the MCP worker and listings see it: merged, expanded, with defaults and trust. */
 export interface ResolvedServer {
@@ -97,40 +83,8 @@ export interface ResolvedServer {
   autoStart: boolean;
 }
 
-export interface ConfigFileInfo {
-  kind: ConfigSource['kind'];
-  file: string;
-  exists: boolean;
-}
-
-export interface LoadedConfig {
-  workspace: Workspace;
-  root: string;
-  config: Config;
-  servers: ResolvedServer[];
-  origins: Origins;
-  /** Every file looked at, in precedence order (lowest first). */
-  files: ConfigFileInfo[];
-  warnings: string[];
-  /** The one trust decision for this repository's contribution (see `src/main/trust/`). */
-  trust: TrustDecision;
-  /** `tools.policy` of each layer, lowest first: a `deny` in any of them wins. */
-  policy: PolicyLayer[];
-  /** Where the rules a model runs under live: writes there always ask (see `trust/protected.ts`). */
-  protectedPlaces: ProtectedPlace[];
-  /**
-   * Agents, commands, repository tools and tasks found, trusted or not (`usableExtensions` says
-   * what may be used); the repository's are part of the trust digest.
-   */
-  extensions: Extensions;
-  /** `hooks:` of each config layer (a repository's only while trusted), lowest first. */
-  hooks: HookLayer[];
-}
-
-export type LoadResult = { ok: true; value: LoadedConfig } | { ok: false; error: NifflerError };
-
 /** Infers the transport of a server entry when `transport` is absent. */
-export const inferTransport = (server: McpServerConfig): Transport => {
+const inferTransport = (server: McpServerConfig): Transport => {
   if (server.transport) return server.transport;
   if (server.command) return 'stdio';
   const url = server.url ?? '';
@@ -138,21 +92,6 @@ export const inferTransport = (server: McpServerConfig): Transport => {
   if (/\/sse\/?(\?.*)?$/i.test(url)) return 'sse';
   return 'http';
 };
-
-/** Sources a repository contributes: each needs trust for what it runs or widens. */
-const REPO_KINDS: ReadonlySet<string> = new Set([
-  'repo',
-  'mcp-json',
-  'claude-project',
-  'claude-local',
-  ...PEER_REPO_KINDS,
-]);
-
-const isRepoLayer = (layer: ParsedFile): boolean => REPO_KINDS.has(layer.source.kind);
-
-/** The parts found in `layer`. */
-const partsOf = (parts: readonly Part[], layer: ParsedFile): Part[] =>
-  parts.filter((p) => p.key.startsWith(`${layer.source.kind}:`));
 
 /** A file's `tools.policy` as a policy layer, if it has rules. */
 const policyLayer = (data: Data, source: ConfigSource): PolicyLayer[] => {
@@ -248,111 +187,26 @@ const parseScalar = (raw: string): unknown => {
   }
 };
 
+/** One layer's `tools.policy` (a file, a variable, a flag; later an agent profile). */
+export interface PolicyLayer {
+  /** Where the rules come from, as shown to the user: a file, `--set tools.policy.bash`. */
+  source: string;
+  rules: Readonly<Record<string, ToolPolicy>>;
+}
+
 /**
- * Loads the configuration of the workspace around `cwd`: defaults < global < NIFFLER_MCP_CONFIG <
- * `.mcp.json` < `.niffler/config.yaml` < `NIFFLER_*` env < flags. Files merge deeply; variables
- * and flags set exactly the path they name. Each file is checked for unknown keys and mistyped
- * values, then the merged result once (errors name the file:line, variable or flag behind the
- * value); applies workspace trust and returns the result or the error: never throws, so a running
- * daemon can keep its last good config.
+ * Whose names a layer's hooks speak: niffler's own config (`niffler`: niffler's tool names and
+ * arguments), or a Claude Code settings file (`claude`: `Bash`, `file_path`… in, and out).
  */
-export const loadConfig = (options: LoadOptions = {}): LoadResult => {
-  try {
-    return { ok: true, value: load(options) };
-  } catch (error) {
-    if (error instanceof NifflerError) return { ok: false, error };
-    return {
-      ok: false,
-      error: new NifflerError(
-        'internal',
-        `loading the configuration failed: ${(error as Error).message}`,
-        {},
-        { cause: error },
-      ),
-    };
-  }
-};
+export type HookDialect = 'niffler' | 'claude';
 
-/** The config files of a workspace, lowest precedence first, read and parsed (absent ones listed). */
-const readLayers = (
-  root: string,
-  paths: NifflerPaths,
-  mcpConfigEnv: string | undefined,
-  env: Env,
-  warnings: string[],
-): { files: ConfigFileInfo[]; layers: ParsedFile[] } => {
-  const candidates: { kind: ConfigSource['kind']; file: string; claude: boolean }[] = [
-    { kind: 'global', file: paths.globalConfig, claude: false },
-    ...(mcpConfigEnv
-      ? [{ kind: 'mcp-config-env' as const, file: mcpConfigEnv, claude: true }]
-      : []),
-    { kind: 'mcp-json', file: paths.mcpJson, claude: true },
-    { kind: 'repo', file: paths.repoConfig, claude: false },
-  ];
-  const files: ConfigFileInfo[] = [];
-  const layers: ParsedFile[] = [];
-  for (const candidate of candidates) {
-    const parsed = readConfigFile(candidate.file, { kind: candidate.kind }, env);
-    files.push({ kind: candidate.kind, file: candidate.file, exists: parsed !== undefined });
-    if (!parsed) {
-      if (candidate.kind === 'mcp-config-env')
-        throw new NifflerError(
-          'config-not-found',
-          `NIFFLER_MCP_CONFIG names ${candidate.file}, which does not exist; fix the variable or create the file`,
-          { file: candidate.file },
-        );
-      continue;
-    }
-    layers.push(candidate.claude ? importClaudeFormat(parsed, warnings, env) : parsed);
-  }
-  const off = peersOff(layers);
-  const peers = peerFiles(root, env, off).map((peer) => ({
-    info: { kind: peer.kind, file: peer.file, exists: false },
-    parsed: readPeerFile(peer, env, warnings),
-  }));
-  for (const peer of peers) peer.info.exists = peer.parsed !== undefined;
-  // Yours below your niffler config; the repository's below its .mcp.json and niffler config.
-  const isRepo = (kind: string) => REPO_KINDS.has(kind);
-  const place = <T>(list: T[], kindOf: (item: T) => string, mine: T[], theirs: T[]) => {
-    const first = list.findIndex((item) => isRepo(kindOf(item)));
-    list.splice(first < 0 ? list.length : first, 0, ...theirs);
-    list.unshift(...mine);
-  };
-  const parsedOf = (repo: boolean) =>
-    peers.flatMap((p) => (p.parsed && isRepo(p.info.kind) === repo ? [p.parsed] : []));
-  place(layers, (l) => l.source.kind, parsedOf(false), parsedOf(true));
-  const infoOf = (repo: boolean) =>
-    peers.filter((p) => isRepo(p.info.kind) === repo).map((p) => p.info);
-  place(files, (f) => f.kind, infoOf(false), infoOf(true));
-  const claude = off.has('claude')
-    ? []
-    : claudeSettingsFiles(root, env, readsClaudeSettings(layers));
-  for (const candidate of claude) {
-    const parsed = readConfigFile(candidate.file, { kind: candidate.kind }, env);
-    files.push({ kind: candidate.kind, file: candidate.file, exists: parsed !== undefined });
-    if (parsed) layers.push(importClaudeSettings(parsed, warnings, env));
-  }
-  for (const layer of layers) hookNotes(layer, warnings, env);
-  return { files, layers };
-};
-
-/** The other assistants whose files a niffler config turns off (`peers.codex: false`…). */
-const peersOff = (layers: readonly ParsedFile[]): Set<string> =>
-  new Set(
-    layers.flatMap((layer) => {
-      const peers = layer.data['peers'];
-      return isObject(peers) ? Object.keys(peers).filter((name) => peers[name] === false) : [];
-    }),
-  );
-
-/** Whether your own config says to run the hooks of `~/.claude/settings.json` too. */
-const readsClaudeSettings = (layers: readonly ParsedFile[]): boolean =>
-  layers.some((layer) => {
-    const hooks = layer.data['hooks'];
-    return (
-      layer.source.kind === 'global' && isObject(hooks) && hooks['readClaudeSettings'] === true
-    );
-  });
+/** One file's (or flag's) hooks. */
+export interface HookLayer {
+  source: string;
+  hooks: HooksConfig;
+  /** niffler's unless the layer came from a Claude Code settings file. */
+  dialect?: HookDialect;
+}
 
 /** What merging the layers gave: the data, where each value came from, policy and hook layers, servers' sources. */
 interface Merged {
@@ -370,7 +224,7 @@ const isOnlyDisable = (entry: unknown): boolean =>
  * Defaults, then each file (a repository's without the parts that need trust while it has none),
  * recording where each value and each server came from, and each file's policy as a layer.
  */
-const mergeFiles = (expanded: readonly ParsedFile[], untrusted: readonly Part[]): Merged => {
+const mergeFiles = (expanded: readonly ParsedFile[], keep: (layer: ParsedFile) => Data): Merged => {
   const origins: Origins = new Map();
   let data: Data = mergeLayer(
     {},
@@ -384,9 +238,7 @@ const mergeFiles = (expanded: readonly ParsedFile[], untrusted: readonly Part[])
   const policy: PolicyLayer[] = [];
   const hooks: HookLayer[] = [];
   for (const layer of expanded) {
-    const own = isRepoLayer(layer)
-      ? withoutSettings(layer.data, partsOf(untrusted, layer))
-      : layer.data;
+    const own = keep(layer);
     policy.push(...policyLayer(own, layer.source));
     hooks.push(...hookLayer(own, layer.source));
     const origin = (at: KeyPath): Origin => ({
@@ -424,11 +276,11 @@ const applyEnvAndFlags = (merged: Merged, env: Env, flags: readonly FlagOverride
 const resolveServers = (
   config: Config,
   serverSource: Map<string, Origin>,
-  trust: TrustDecision,
+  repoTrust: TrustLevel,
 ): ResolvedServer[] =>
   Object.entries(config.mcpServers).map(([name, definition]): ResolvedServer => {
     const source = serverSource.get(name) ?? { kind: 'default' };
-    const fromRepo = REPO_KINDS.has(source.kind);
+    const fromRepo = isRepoKind(source.kind);
     return {
       name,
       displayName: definition.name ?? name,
@@ -436,7 +288,7 @@ const resolveServers = (
       transport: inferTransport(definition),
       source,
       enabled: definition.enabled !== false,
-      trust: fromRepo ? trust.level : 'yours',
+      trust: fromRepo ? repoTrust : 'yours',
       timeoutMs: (definition.timeout ?? config.mcp.timeout) * 1000,
       startupTimeoutMs: (definition.startupTimeout ?? config.mcp.startupTimeout) * 1000,
       maxConcurrency: definition.maxConcurrency ?? config.mcp.maxConcurrency,
@@ -455,7 +307,20 @@ const retiredKeys = (config: Config): string[] =>
         'short; remove it from your config',
     );
 
-const load = (options: LoadOptions): LoadedConfig => {
+/** The files of the workspace around `options.cwd` (or `options.root`), read as written. */
+interface ConfigFiles {
+  workspace: Workspace;
+  env: Env;
+  /** The file `NIFFLER_MCP_CONFIG` names, resolved. */
+  mcpConfigEnv: string | undefined;
+  files: ConfigFileInfo[];
+  /** Each file read, lowest precedence first, before `${VAR}` expansion. */
+  layers: ParsedFile[];
+  flags: readonly FlagOverride[];
+  warnings: string[];
+}
+
+export const readConfigFiles = (options: LoadOptions): ConfigFiles => {
   const env = options.env ?? process.env;
   const workspace = options.root
     ? { root: path.resolve(options.root), isGitRepo: true, searched: [path.resolve(options.root)] }
@@ -466,24 +331,40 @@ const load = (options: LoadOptions): LoadedConfig => {
     ? path.resolve(options.cwd ?? process.cwd(), env['NIFFLER_MCP_CONFIG'])
     : undefined;
   const { files, layers } = readLayers(workspace.root, paths, mcpConfigEnv, env, warnings);
-  // Trust is decided on the files as written, before `${VAR}` expansion.
-  const extensions = readExtensions(workspace.root, env);
-  const trust = decideTrust(
-    readTrustStore(paths.trustFile, env),
-    workspace.root,
-    repositoryContribution(
-      layers.filter(isRepoLayer),
-      [...extensionParts(extensions), ...repoBinaryParts(workspace.root)],
-      { root: workspace.root, home: paths.home },
-    ),
-    env,
-  );
+  return { workspace, env, mcpConfigEnv, files, layers, flags: options.flags ?? [], warnings };
+};
+
+/** What the merged config gives: the config, its servers, where each value came from, the policy and hook layers. */
+export interface MergedConfig {
+  config: Config;
+  servers: ResolvedServer[];
+  origins: Origins;
+  /** `tools.policy` of each layer, lowest first: a `deny` in any of them wins. */
+  policy: PolicyLayer[];
+  /** `hooks:` of each config layer (a repository's only while trusted), lowest first. */
+  hooks: HookLayer[];
+}
+
+/** How the layers merge: what to keep of each file, the repository's trust level, its note. */
+interface MergeRule {
+  keep: (layer: ParsedFile) => Record<string, unknown>;
+  repoTrust: TrustLevel;
+  /** What the repository's untrusted contribution left out, as a warning (after the model's). */
+  trustNote?: string;
+}
+
+/**
+ * Expands, checks, merges (defaults < files < variables < flags) and checks again; throws a
+ * `config-invalid` error naming the file:line, variable or flag behind each bad value.
+ */
+export const mergeConfig = (read: ConfigFiles, rule: MergeRule): MergedConfig => {
+  const { env, warnings } = read;
   const errors: string[] = [];
-  const expanded = layers.map((layer) => expandLayer(layer, env, errors));
+  const expanded = read.layers.map((layer) => expandLayer(layer, env, errors));
   for (const layer of expanded) errors.push(...validateLayer(layer, env));
   if (errors.length) throw new NifflerError('config-invalid', errors.join('\n'), { errors });
-  const merged = mergeFiles(expanded, trust.level === 'trusted' ? [] : trust.contribution.parts);
-  applyEnvAndFlags(merged, env, options.flags ?? []);
+  const merged = mergeFiles(expanded, rule.keep);
+  applyEnvAndFlags(merged, env, read.flags);
   const problems = validateMerged(merged.data, merged.origins, describeOrigin(env, expanded));
   if (problems.length)
     throw new NifflerError('config-invalid', problems.join('\n'), { errors: problems });
@@ -492,31 +373,23 @@ const load = (options: LoadOptions): LoadedConfig => {
     warnings.push(
       `model "${config.model}" is not defined under models; defined: ${Object.keys(config.models).join(', ')}`,
     );
-  const summary = untrustedSummary(trust);
-  if (summary) warnings.push(summary);
+  if (rule.trustNote) warnings.push(rule.trustNote);
   warnings.push(...retiredKeys(config));
   return {
-    workspace,
-    root: workspace.root,
     config,
-    servers: resolveServers(config, merged.serverSource, trust),
+    servers: resolveServers(config, merged.serverSource, rule.repoTrust),
     origins: merged.origins,
-    files,
-    warnings,
-    trust,
     policy: merged.policy,
-    protectedPlaces: protectedPlaces(workspace.root, env, mcpConfigEnv ? [mcpConfigEnv] : []),
-    extensions,
     hooks: merged.hooks,
   };
 };
 
 /** True when a server may be spawned or connected: enabled and trusted (or the user's own). */
-export const isStartable = (server: ResolvedServer): boolean =>
+const isStartable = (server: ResolvedServer): boolean =>
   server.enabled && (server.trust === 'yours' || server.trust === 'trusted');
 
 /** The servers the MCP worker should start: enabled, trusted and auto-started. */
-export const serversToStart = (loaded: LoadedConfig): ResolvedServer[] =>
+export const serversToStart = (loaded: { servers: readonly ResolvedServer[] }): ResolvedServer[] =>
   loaded.servers.filter((s) => isStartable(s) && s.autoStart);
 
 /**

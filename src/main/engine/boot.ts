@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import { loadConfig, type LoadedConfig } from '../extensions/workspace-config.ts';
 import { nifflerPaths } from '../paths.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
 import { McpHost, mcpWorkerData } from '../threads/mcp.ts';

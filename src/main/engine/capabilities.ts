@@ -1,5 +1,5 @@
 import type { ModelSpec } from '../../workers/protocol/api.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import { matchesName } from '../name-glob.ts';
 import type { McpToolFact, McpToolInfo } from '../../workers/protocol/mcp.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';

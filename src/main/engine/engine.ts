@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { McpElicitationAnswer, McpSamplingAnswer } from '../../workers/protocol/mcp.ts';
-import { loadConfig, type FlagOverride, type LoadedConfig } from '../config/load.ts';
+import { type FlagOverride } from '../config/load.ts';
+import { loadConfig, type LoadedConfig } from '../extensions/workspace-config.ts';
 import { NifflerError } from '../errors.ts';
 import type { AttachedClient, EngineHandlers, RequestContext } from '../daemon/connection.ts';
 import type { Logger } from '../log.ts';

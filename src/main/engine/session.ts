@@ -1,5 +1,5 @@
 import type { ChatMessage, ModelSpec, ToolCall, Usage } from '../../workers/protocol/api.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import { NifflerError, toWire } from '../errors.ts';
 import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { PromptParams, TurnOutcome, TurnSummary } from '../protocol.ts';
@@ -886,7 +886,9 @@ export class Session {
           ]
         : []),
       ...prompt.refused.map(({ file, why }) => `${file} not given to the model: it ${why}`),
-      ...prompt.cut.map((file) => `${file} given to the model in part: cut at the instruction limits`),
+      ...prompt.cut.map(
+        (file) => `${file} given to the model in part: cut at the instruction limits`,
+      ),
     ];
     const key = notes.join('\n');
     if (key && key !== this.#promptNotes)

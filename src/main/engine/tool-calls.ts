@@ -2,7 +2,7 @@ import type { ModelSpec, ToolCall } from '../../workers/protocol/api.ts';
 import type { McpToolInfo } from '../../workers/protocol/mcp.ts';
 import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import type { PromptParams } from '../protocol.ts';
 import { effectivePolicy, type PolicyScope } from '../trust/effective.ts';
 import type { EditDiagnostics } from '../lsp/loop.ts';

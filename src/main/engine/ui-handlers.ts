@@ -1,5 +1,5 @@
-import type { LoadedConfig } from '../config/load.ts';
-import { loadConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
+import { loadConfig } from '../extensions/workspace-config.ts';
 import { describeServer } from '../config/redact.ts';
 import type { RequestContext } from '../daemon/connection.ts';
 import type { ParamsOf, ResultOf, TrustOffer } from '../protocol.ts';

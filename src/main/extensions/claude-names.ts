@@ -89,7 +89,6 @@ export const toolAliases = (name: string, kind: string): string[] => {
   ];
 };
 
-
 /**
  * A call's arguments as Claude Code's hooks read them: its field names (`file_path`,
  * `old_string`…), paths absolute (from `root`), bash's timeout in milliseconds. Arguments of

@@ -3,6 +3,19 @@ import path from 'node:path';
 import { readBoundedFileSync } from '../../workers/shared/bounded-read.ts';
 import { tildify, type Env } from '../paths.ts';
 
+/** What a repository item needs trust for: its part of the trust digest. */
+export interface TrustNeed {
+  /** `repo:agents.reviewer`, `claude:commands.deploy`, `opencode:agents.docs`. */
+  key: string;
+  path: string[];
+  file: string;
+  /** What the digest covers (frontmatter, a whole tool file). */
+  value: unknown;
+}
+
+/** An extension as loaded, with the trust it needs when the repository contributes it. */
+export type Loaded<T> = T & { trust?: TrustNeed };
+
 /** An extension file larger than this is skipped: real ones are a few KiB. */
 const MAX_FILE_BYTES = 256 * 1024;
 /** Files read from one directory tree, at most. */

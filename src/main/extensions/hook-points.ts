@@ -1,7 +1,7 @@
 import type { ToolCall } from '../../workers/protocol/api.ts';
 import { resultText, type ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { HookEvent } from '../config/hook-events.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from './workspace-config.ts';
 import type { CallHooks, PreCall, TurnIO } from '../calls/types.ts';
 import {
   claudeToolName,

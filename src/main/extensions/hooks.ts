@@ -1,23 +1,12 @@
 import type { HookEvent } from '../config/hook-events.ts';
-import type { HookHandler, HooksConfig } from '../config/schema.ts';
+import type { HookDialect, HookLayer } from '../config/load.ts';
+import type { HookHandler } from '../config/schema.ts';
 import type { CommandOutcome, CommandSpec } from '../../workers/protocol/tools.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
 import type { CommandRunner } from './expand.ts';
 import { handlerLine, matcherSelects, ruleSelects, type RuleCall } from './hook-match.ts';
 
-/**
- * Whose names a layer's hooks speak: niffler's own config (`niffler`: niffler's tool names and
- * arguments), or a Claude Code settings file (`claude`: `Bash`, `file_path`… in, and out).
- */
-export type HookDialect = 'niffler' | 'claude';
-
-/** One file's (or flag's) hooks. */
-export interface HookLayer {
-  source: string;
-  hooks: HooksConfig;
-  /** niffler's unless the layer came from a Claude Code settings file. */
-  dialect?: HookDialect;
-}
+export type { HookDialect } from '../config/load.ts';
 
 /** Bytes of a hook's stdout and of its stderr kept. */
 const HOOK_OUTPUT = 64 * 1024;
@@ -39,7 +28,6 @@ export interface HookVerdict {
   /** Hooks that failed (timed out, flooded, died, exited otherwise, printed bad JSON). */
   warnings: string[];
 }
-
 
 const short = (command: string) => (command.length > 60 ? `${command.slice(0, 57)}...` : command);
 

@@ -1,28 +1,17 @@
 import path from 'node:path';
 import { nifflerPaths, tildify, type Env } from '../paths.ts';
 import type { Part } from '../trust/part.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { TrustDecision } from '../trust/decide.ts';
 import { BUILTIN_AGENTS, parseAgent, type AgentProfile, type ExtensionSource } from './agents.ts';
 import { parseCommand, type CustomCommand } from './commands.ts';
-import { readExtensionDir, type DirOptions, type ExtensionFile } from './files.ts';
+import { readExtensionDir, type DirOptions, type ExtensionFile, type Loaded } from './files.ts';
 import type { Parsed } from './parse.ts';
 import { parseRepoTool, type RepoTool } from './repo-tools.ts';
 import { parseTask, type TaskDefinition } from './tasks.ts';
 import { readSkills, skillLocations, type InvalidSkill, type Skill } from './skills.ts';
 import { readOpencodeAgents } from './opencode-agents.ts';
 
-/** What a repository item needs trust for: its part of the trust digest. */
-export interface TrustNeed {
-  /** `repo:agents.reviewer`, `claude:commands.deploy`, `opencode:agents.docs`. */
-  key: string;
-  path: string[];
-  file: string;
-  /** What the digest covers (frontmatter, a whole tool file). */
-  value: unknown;
-}
-
-/** An extension as loaded, with the trust it needs when the repository contributes it. */
-export type Loaded<T> = T & { trust?: TrustNeed };
+export type { Loaded } from './files.ts';
 
 /** Every agent, command, repository tool, task and skill found, and the files that were skipped. */
 export interface Extensions {
@@ -255,20 +244,19 @@ export const extensionParts = (extensions: Extensions): Part[] =>
     ...extensions.tools,
     ...extensions.tasks,
     ...extensions.skills,
-  ].flatMap(
-    (item: Loaded<{ name: string }>) =>
-      item.trust
-        ? [
-            {
-              key: item.trust.key,
-              path: item.trust.path,
-              file: item.trust.file,
-              line: 1,
-              value: item.trust.value,
-              kind: 'extension' as const,
-            },
-          ]
-        : [],
+  ].flatMap((item: Loaded<{ name: string }>) =>
+    item.trust
+      ? [
+          {
+            key: item.trust.key,
+            path: item.trust.path,
+            file: item.trust.file,
+            line: 1,
+            value: item.trust.value,
+            kind: 'extension' as const,
+          },
+        ]
+      : [],
   );
 
 /**
@@ -276,9 +264,10 @@ export const extensionParts = (extensions: Extensions): Part[] =>
  * line naming what was left out — its agents, commands that run shell, tools, tasks, skills and
  * hooks (undefined when nothing was).
  */
-export const usableExtensions = (
-  loaded: Pick<LoadedConfig, 'extensions' | 'trust'>,
-): { extensions: Extensions; ignored?: string } => {
+export const usableExtensions = (loaded: {
+  extensions: Extensions;
+  trust: TrustDecision;
+}): { extensions: Extensions; ignored?: string } => {
   const { extensions, trust } = loaded;
   if (trust.level === 'trusted') return { extensions };
   const keep = <T>(items: Loaded<T>[]) => items.filter((item) => !item.trust);

@@ -1,6 +1,6 @@
 import type { ToolEntry, TurnIO } from '../calls/types.ts';
 import type { TranscriptEntry } from '../engine/transcript.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from './workspace-config.ts';
 import { NifflerError } from '../errors.ts';
 import { matchesName } from '../name-glob.ts';
 import { fail } from '../../workers/protocol/tool-result.ts';

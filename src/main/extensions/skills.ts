@@ -12,7 +12,7 @@ import { ConfinedError, isInside } from '../../workers/shared/confine.ts';
 import { openConfinedFile } from '../../workers/shared/confined-open.ts';
 import { formatBytes } from '../../workers/shared/bounded-read.ts';
 import { expandHome, hiddenFromSandbox, nifflerPaths, tildify, type Env } from '../paths.ts';
-import type { Loaded, TrustNeed } from './load.ts';
+import type { Loaded, TrustNeed } from './files.ts';
 import { skillDigest } from './skill-files.ts';
 import { parseSkillFile, type SkillMeta } from './skill-parse.ts';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Cron } from 'croner';
 import { makeDirSync } from '../../workers/shared/fs-errors.ts';
 import { appendLinesSync } from '../../workers/shared/whole-write.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from './workspace-config.ts';
 import { NifflerError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { TaskInfo, TaskRun, TurnSummary } from '../protocol.ts';

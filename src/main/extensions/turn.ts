@@ -1,4 +1,4 @@
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from './workspace-config.ts';
 import { DEFAULT_MODELS, type Config } from '../config/schema.ts';
 import type { ToolTable } from '../calls/types.ts';
 import { NifflerError } from '../errors.ts';

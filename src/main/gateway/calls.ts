@@ -8,7 +8,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { McpElicitationAnswer, McpSamplingAnswer } from '../../workers/protocol/mcp.ts';
 import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import {
   configRules,
   filterTools,

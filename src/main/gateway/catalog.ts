@@ -7,7 +7,7 @@ import type {
 } from '../../workers/protocol/mcp.ts';
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
 import type { ToolDefinition } from '../../workers/protocol/tools.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import { builtinTool, mcpTool, type CatalogTool, type Offer } from '../engine/capabilities.ts';
 
 /**

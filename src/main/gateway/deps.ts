@@ -1,4 +1,4 @@
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import type { ApprovalStore } from '../engine/approvals.ts';
 import type { BuiltinTools } from '../engine/tool-calls.ts';
 import type { CommandRunner } from '../extensions/expand.ts';

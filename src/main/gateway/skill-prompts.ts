@@ -1,4 +1,4 @@
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import { usableExtensions, type Loaded } from '../extensions/load.ts';
 import { skillContent } from '../extensions/skill-content.ts';
 import { resolveSkills, type Skill } from '../extensions/skills.ts';

@@ -1,7 +1,7 @@
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import { originsUnder } from '../config/merge.ts';
 import { formatPlace } from '../config/source.ts';
 import type { LspServerConfig } from '../config/schema.ts';

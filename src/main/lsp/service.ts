@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import type { ToolEntry } from '../calls/types.ts';
 import type { Logger } from '../log.ts';
 import type { Env, NifflerPaths } from '../paths.ts';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import type { LoadedConfig, ResolvedServer } from '../config/load.ts';
+import type { MergedConfig, ResolvedServer } from '../config/load.ts';
 import { defaultConfig } from '../config/schema.ts';
 import { NifflerError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -109,7 +109,10 @@ export const toServerSpec = (server: ResolvedServer, ctx?: SandboxContext): McpS
 };
 
 /** The roots offered to MCP servers: the workspace root and `tools.allowedPaths`. */
-const mcpRoots = (root: string, loaded: LoadedConfig | null): string[] => [
+const mcpRoots = (
+  root: string,
+  loaded: Pick<MergedConfig, 'config' | 'servers'> | null,
+): string[] => [
   root,
   ...(loaded?.config.tools.allowedPaths ?? []).map((p) => path.resolve(root, p)),
 ];
@@ -120,7 +123,7 @@ const mcpRoots = (root: string, loaded: LoadedConfig | null): string[] => [
  */
 export const mcpWorkerData = (
   root: string,
-  loaded: LoadedConfig | null,
+  loaded: Pick<MergedConfig, 'config' | 'servers'> | null,
   paths: NifflerPaths,
   options: { env?: Env; probe?: boolean; deferClient?: boolean } = {},
 ): McpWorkerData => {

@@ -1,9 +1,9 @@
-import type { LoadedConfig } from '../config/load.ts';
+import type { MergedConfig } from '../config/load.ts';
 import type { ToolPolicy } from '../config/schema.ts';
 import { explainApproval, type ApprovalOutcome, type Remembered } from './approval.ts';
 import { matchesName } from '../name-glob.ts';
 import { composePolicy, matchRule, type PolicyLayer } from './policy.ts';
-import { protectedReason } from './protected.ts';
+import { protectedReason, type ProtectedPlace } from './protected.ts';
 
 // The one answer to "what may this call do?": from the config's policy layers (a repository's
 // only while it is trusted: the loader drops them before), the profile chain in force — the
@@ -44,8 +44,10 @@ export type PolicyConsumer =
 
 /** Everything a call's policy is made of, but the call. */
 export interface PolicyScope {
-  config: Pick<LoadedConfig, 'policy' | 'servers' | 'root' | 'protectedPlaces'> &
-    Partial<Pick<LoadedConfig, 'config'>>;
+  config: Pick<MergedConfig, 'policy' | 'servers'> & {
+    root: string;
+    protectedPlaces: readonly ProtectedPlace[];
+  } & Partial<Pick<MergedConfig, 'config'>>;
   /** The profiles in force, outermost first; each narrows what the ones before allow. */
   chain: readonly ProfileLimit[];
   /** Allows a command's `allowed-tools` grants for one turn (a deny anywhere still wins). */

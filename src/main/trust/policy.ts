@@ -1,12 +1,8 @@
 import type { ToolPolicy } from '../config/schema.ts';
+import type { PolicyLayer } from '../config/load.ts';
 import { matchesName } from '../name-glob.ts';
 
-/** One layer's `tools.policy` (a file, a variable, a flag; later an agent profile). */
-export interface PolicyLayer {
-  /** Where the rules come from, as shown to the user: a file, `--set tools.policy.bash`. */
-  source: string;
-  rules: Readonly<Record<string, ToolPolicy>>;
-}
+export type { PolicyLayer } from '../config/load.ts';
 
 /** The rule that decided, and where it was written. */
 export interface PolicyMatch {

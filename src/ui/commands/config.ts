@@ -1,5 +1,5 @@
 import { Document, isMap, isPair, isScalar, isSeq, visit } from 'yaml';
-import type { LoadedConfig } from '../../main/config/load.ts';
+import type { LoadedConfig } from '../../main/extensions/workspace-config.ts';
 import { originKey, type Origin } from '../../main/config/merge.ts';
 import { redact } from '../../main/config/redact.ts';
 import { tildify } from '../../main/paths.ts';

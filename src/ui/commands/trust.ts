@@ -1,4 +1,4 @@
-import type { LoadedConfig } from '../../main/config/load.ts';
+import type { LoadedConfig } from '../../main/extensions/workspace-config.ts';
 import { describeServer } from '../../main/config/redact.ts';
 import { promptFilesPresent } from '../../main/engine/context/prompt.ts';
 import { nifflerPaths, tildify } from '../../main/paths.ts';

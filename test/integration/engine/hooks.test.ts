@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../../src/main/config/load.ts';
+import { loadConfig } from '../../../src/main/extensions/workspace-config.ts';
 import { testEnv } from '../../fixtures/env.ts';
 import { reply } from '../../fixtures/fake-llm/reply.ts';
 import type { RecordedRequest } from '../../fixtures/fake-llm/server.ts';

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { loadConfig } from '../../../src/main/config/load.ts';
+import { loadConfig } from '../../../src/main/extensions/workspace-config.ts';
 import type { EngineClient } from '../../../src/main/daemon/client.ts';
 import { readTranscript } from '../../../src/main/engine/transcript.ts';
 import { TaskRunner } from '../../../src/main/extensions/task-runner.ts';

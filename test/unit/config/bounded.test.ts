@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, symlinkSync, truncateSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/main/config/load.ts';
+import { loadConfig } from '../../../src/main/extensions/workspace-config.ts';
 import { makeWorkspace } from './helpers.ts';
 
 type Plant = (file: string) => void;

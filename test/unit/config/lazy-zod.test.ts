@@ -6,7 +6,7 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { configBuildOptions } from '../../../scripts/build-options.mjs';
-import { loadConfig, type LoadResult } from '../../../src/main/config/load.ts';
+import { loadConfig, type LoadResult } from '../../../src/main/extensions/workspace-config.ts';
 import { trustRepository } from '../../../src/main/trust/decide.ts';
 import type * as Probe from '../../fixtures/config/lazy-probe.ts';
 import { makeWorkspace } from './helpers.ts';

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, serversToStart, type LoadOptions } from '../../../src/main/config/load.ts';
+import { serversToStart, type LoadOptions } from '../../../src/main/config/load.ts';
+import { loadConfig } from '../../../src/main/extensions/workspace-config.ts';
 import { trustRepository } from '../../../src/main/trust/decide.ts';
 import { findWorkspace } from '../../../src/main/paths.ts';
 import { makeWorkspace } from './helpers.ts';

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  loadConfig,
   parseSetFlag,
   type FlagOverride,
   type LoadOptions,
 } from '../../../src/main/config/load.ts';
+import { loadConfig } from '../../../src/main/extensions/workspace-config.ts';
 import { parseKeyPath } from '../../../src/main/config/merge.ts';
 import { trustRepository } from '../../../src/main/trust/decide.ts';
 import { makeWorkspace } from './helpers.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/main/config/load.ts';
+import { loadConfig } from '../../../src/main/extensions/workspace-config.ts';
 import { makeWorkspace } from './helpers.ts';
 
 describe('retired keys', () => {

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/main/config/load.ts';
+import { loadConfig } from '../../../src/main/extensions/workspace-config.ts';
 import { resolveLspServers } from '../../../src/main/lsp/servers.ts';
 import { trustRepository, untrustedSummary } from '../../../src/main/trust/decide.ts';
 import { makeWorkspace } from '../config/helpers.ts';

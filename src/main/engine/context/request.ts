@@ -1,4 +1,4 @@
-import type { LoadedConfig } from '../../config/load.ts';
+import type { LoadedConfig } from '../../extensions/workspace-config.ts';
 import type { ToolEntry, ToolTable } from '../tool-calls.ts';
 import {
   planTools,

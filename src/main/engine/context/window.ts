@@ -72,7 +72,6 @@ const fromModels = async (spec: ModelSpec): Promise<number | undefined> => {
 const OFFICIAL = /(^|\.)(openai\.com|anthropic\.com)$/;
 
 /** Where a window came from, for `/context`. */
-export type { WindowSource } from '../../protocol.ts';
 
 /** Resolves and caches context windows for one daemon, and how each model counts tokens. */
 export class ContextWindows {

@@ -60,7 +60,7 @@ export const skills = async (ctx: SlashContext) => {
 
 export const model = async (ctx: SlashContext, args: string[]) => {
   // The config loader (zod, yaml) is loaded only when a command needs it.
-  const { loadConfig } = await import('../../../main/config/load.ts');
+  const { loadConfig } = await import('../../../main/extensions/workspace-config.ts');
   const loaded = loadConfig({ root: ctx.root, env: ctx.env });
   const models = loaded.ok ? Object.keys(loaded.value.config.models) : [];
   const [name] = args;
