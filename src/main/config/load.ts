@@ -1,19 +1,11 @@
 import path from 'node:path';
-import { parse as parseYamlScalar } from 'yaml';
 import { NifflerError } from '../errors.ts';
 import { findWorkspace, nifflerPaths, type Env, type Workspace } from '../paths.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
 import { expandVariables } from './expand.ts';
 import { CLAUDE_SETTINGS_KINDS } from './claude-settings.ts';
 import { isRepoKind, readLayers, type ConfigFileInfo } from './layers.ts';
-import {
-  mergeLayer,
-  parseKeyPath,
-  PathConflict,
-  setAt,
-  type Origin,
-  type Origins,
-} from './merge.ts';
+import { mergeLayer, type Origin, type Origins } from './merge.ts';
 import {
   ConfigSchema,
   DEFAULT_MODELS,
@@ -33,6 +25,9 @@ import {
 } from './source.ts';
 import type { TrustLevel } from './trust-levels.ts';
 import { validateLayer, validateMerged } from './validate.ts';
+import { applyOverrides, envOverrides, type FlagOverride, type Override } from './overrides.ts';
+
+export { parseSetFlag, type FlagOverride } from './overrides.ts';
 
 // Reading and checking the config: the files found and read (layers.ts), `${VAR}` expanded,
 // each file checked, merged over the defaults, variables and flags on top, the whole checked
@@ -41,21 +36,6 @@ import { validateLayer, validateMerged } from './validate.ts';
 // keep of each file and the repository's trust level.
 
 type Data = Record<string, unknown>;
-
-/** `NIFFLER_*` variables that set config keys (above the files, below flags). */
-const ENV_KEYS: Record<string, string[]> = {
-  NIFFLER_MODEL: ['model'],
-  NIFFLER_LOG: ['logLevel'],
-  NIFFLER_IDLE_MINUTES: ['daemon', 'idleMinutes'],
-  NIFFLER_MAX_STEPS: ['agent', 'maxSteps'],
-};
-
-/** A command-line override: `--model x` or `--set key.path=value`. */
-export interface FlagOverride {
-  path: readonly PropertyKey[];
-  value: unknown;
-  flag: string;
-}
 
 export interface LoadOptions {
   cwd?: string;
@@ -134,35 +114,6 @@ const expandLayer = (layer: ParsedFile, env: Env, errors: string[]): ParsedFile 
   return { ...layer, data };
 };
 
-/** One value set at an exact key path by a `NIFFLER_*` variable or a flag. */
-interface Override {
-  path: readonly PropertyKey[];
-  value: unknown;
-  origin: Origin;
-}
-
-const envOverrides = (env: Env): Override[] =>
-  Object.entries(ENV_KEYS).flatMap(([name, path]) => {
-    const raw = env[name];
-    return raw === undefined || raw === ''
-      ? []
-      : [{ path, value: parseScalar(raw), origin: { kind: 'env' as const, label: name } }];
-  });
-
-/** Applies overrides in order, each setting exactly its path (see `setAt`). */
-const applyOverrides = (data: Data, overrides: Override[], origins: Origins): Data =>
-  overrides.reduce((merged, override) => {
-    try {
-      return setAt(merged, override.path, override.value, origins, () => override.origin);
-    } catch (error) {
-      if (!(error instanceof PathConflict)) throw error;
-      throw new NifflerError(
-        'config-invalid',
-        `${override.origin.label ?? override.origin.kind}: cannot set ${formatPath(override.path)}: ${formatPath(error.at)} is ${error.found}`,
-      );
-    }
-  }, data);
-
 /**
  * Where a merged value came from, for error messages: `file:line key` (the line of that key in
  * that file, read from its YAML), `NIFFLER_X (environment)`, or `--set a.b (a.b.c)`.
@@ -178,14 +129,6 @@ const describeOrigin =
     const what = origin.label ?? origin.kind;
     return at.length ? `${what} (${formatPath(at)})` : what;
   };
-
-const parseScalar = (raw: string): unknown => {
-  try {
-    return parseYamlScalar(raw) as unknown;
-  } catch {
-    return raw;
-  }
-};
 
 /** One layer's `tools.policy` (a file, a variable, a flag; later an agent profile). */
 export interface PolicyLayer {
@@ -391,22 +334,3 @@ const isStartable = (server: ResolvedServer): boolean =>
 /** The servers the MCP worker should start: enabled, trusted and auto-started. */
 export const serversToStart = (loaded: { servers: readonly ResolvedServer[] }): ResolvedServer[] =>
   loaded.servers.filter((s) => isStartable(s) && s.autoStart);
-
-/**
- * Parses `--set key.path=value` (the value as YAML: numbers, booleans, lists). The path takes
- * `[N]` list indexes and `"…"` around a key with dots: `--set 'mcpServers."a.b".timeout=30'`.
- */
-export const parseSetFlag = (text: string): FlagOverride => {
-  const at = text.indexOf('=');
-  const path = at > 0 ? parseKeyPath(text.slice(0, at)) : undefined;
-  if (!path)
-    throw new NifflerError(
-      'usage',
-      `--set expects key.path=value, got "${text}"; e.g. --set daemon.idleMinutes=5 or --set tools.allowedPaths[0]=/data`,
-    );
-  return {
-    path,
-    value: parseScalar(text.slice(at + 1)),
-    flag: `--set ${text.slice(0, at)}`,
-  };
-};
