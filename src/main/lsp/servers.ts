@@ -127,14 +127,12 @@ interface Context {
 }
 
 /** One server, from its built-in definition and its entry. */
-const resolveOne = (name: string, ctx: Context): ResolvedLsp => {
-  const { loaded, env, trusted } = ctx;
-  const root = loaded.root;
-  const entry = loaded.config.lsp[name];
-  const builtin = BUILTIN_SERVERS[name];
-  const source = sourceOf(loaded, name, entry);
-  const languages = languagesOf(entry, builtin);
-  const candidates = entry?.command
+/** The commands that may run a server, in order: the configured one, or the built-in's. */
+const candidatesOf = (
+  entry: LspServerConfig | undefined,
+  builtin: BuiltinServer | undefined,
+): { command: string; args: string[] }[] =>
+  entry?.command
     ? [
         {
           command: entry.command,
@@ -145,6 +143,15 @@ const resolveOne = (name: string, ctx: Context): ResolvedLsp => {
         },
       ]
     : (builtin?.commands ?? []).map((c) => ({ ...c, args: entry?.args ?? c.args }));
+
+const resolveOne = (name: string, ctx: Context): ResolvedLsp => {
+  const { loaded, env, trusted } = ctx;
+  const root = loaded.root;
+  const entry = loaded.config.lsp[name];
+  const builtin = BUILTIN_SERVERS[name];
+  const source = sourceOf(loaded, name, entry);
+  const languages = languagesOf(entry, builtin);
+  const candidates = candidatesOf(entry, builtin);
   const shownCommand = candidates.map((c) => [c.command, ...c.args].join(' ')).join(' | ');
   const base = { name, source, languages, command: shownCommand };
   if (!loaded.config.lsp.enabled)
