@@ -1,13 +1,7 @@
-import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import type { MergedConfig, ResolvedServer } from '../config/load.ts';
-import { defaultConfig } from '../config/schema.ts';
 import { NifflerError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { expandHome, hiddenFromSandbox, type Env, type NifflerPaths } from '../paths.ts';
-import type { SandboxPolicy } from '../../workers/protocol/sandbox.ts';
 import type {
-  McpCacheSpec,
   McpCalls,
   McpElicitation,
   McpElicitationAnswer,
@@ -15,7 +9,6 @@ import type {
   McpForwardMethod,
   McpForwardResult,
   McpLogLevel,
-  McpOAuthSpec,
   McpPromptInfo,
   McpRequest,
   McpResourceInfo,
@@ -34,126 +27,8 @@ import { killGroup } from '../../workers/shared/process-group.ts';
 import { exitCause, startWorker } from './entry.ts';
 import { RpcChannel, type RpcProgress } from './rpc.ts';
 import { whenAborted } from '../../workers/shared/abort.ts';
-import { VERSION } from '../version.ts';
 
-const toOAuthSpec = (oauth: NonNullable<ResolvedServer['definition']['oauth']>): McpOAuthSpec => ({
-  ...oauth,
-  ...(oauth.scopes ? { scopes: [...oauth.scopes] } : {}),
-  ...(oauth.idp ? { idp: { ...oauth.idp } } : {}),
-});
-
-/** What a server's sandbox is resolved against: `mcp.sandboxDefault`, the root, what to hide. */
-export interface SandboxContext {
-  sandboxDefault: boolean;
-  root: string;
-  hide: string[];
-  env?: Env;
-}
-
-/** A stdio server's sandbox policy, with its `write` paths made absolute; none when off. */
-const sandboxOf = (server: ResolvedServer, ctx: SandboxContext): SandboxPolicy | undefined => {
-  const asked = server.definition.sandbox ?? ctx.sandboxDefault;
-  if (server.transport !== 'stdio' || asked === false) return undefined;
-  const { write, network } = asked === true ? { write: [], network: false } : asked;
-  return {
-    write: write.map((entry) => path.resolve(ctx.root, expandHome(entry, ctx.env))),
-    // The workspace stays readable even where the sandbox's private /tmp would cover it.
-    read: [ctx.root],
-    network,
-    hide: ctx.hide,
-  };
-};
-
-const toCacheSpec = (cache: NonNullable<ResolvedServer['definition']['cache']>): McpCacheSpec => ({
-  ...(cache.ttlSeconds !== undefined ? { ttlSeconds: cache.ttlSeconds } : {}),
-  ...(cache.tools
-    ? {
-        tools: Object.fromEntries(
-          Object.entries(cache.tools).map(([tool, c]) => [tool, { ttlSeconds: c.ttlSeconds }]),
-        ),
-      }
-    : {}),
-});
-
-/** Converts a resolved config entry to what the MCP worker runs. */
-export const toServerSpec = (server: ResolvedServer, ctx?: SandboxContext): McpServerSpec => {
-  const d = server.definition;
-  const sandbox = ctx ? sandboxOf(server, ctx) : undefined;
-  const limits = server.transport === 'stdio' ? d.limits : undefined;
-  return {
-    name: server.name,
-    displayName: server.displayName,
-    transport: server.transport,
-    ...(d.command !== undefined ? { command: d.command } : {}),
-    ...(d.args ? { args: [...d.args] } : {}),
-    ...(d.env ? { env: { ...d.env } } : {}),
-    ...(d.workingDir !== undefined ? { workingDir: d.workingDir } : {}),
-    ...(d.url !== undefined ? { url: d.url } : {}),
-    ...(d.headers ? { headers: { ...d.headers } } : {}),
-    timeoutMs: server.timeoutMs,
-    startupTimeoutMs: server.startupTimeoutMs,
-    maxConcurrency: server.maxConcurrency,
-    autoStart: server.autoStart,
-    ...(d.oauth ? { oauth: toOAuthSpec(d.oauth) } : {}),
-    ...(sandbox ? { sandbox } : {}),
-    ...(limits ? { limits: { ...limits } } : {}),
-    ...(d.protocol ? { protocol: d.protocol } : {}),
-    ...(d.trace !== undefined ? { trace: d.trace } : {}),
-    ...(d.cache ? { cache: toCacheSpec(d.cache) } : {}),
-    gate: !server.enabled
-      ? 'disabled'
-      : server.trust === 'untrusted' || server.trust === 'changed'
-        ? 'untrusted'
-        : 'startable',
-  };
-};
-
-/** The roots offered to MCP servers: the workspace root and `tools.allowedPaths`. */
-const mcpRoots = (
-  root: string,
-  loaded: Pick<MergedConfig, 'config' | 'servers'> | null,
-): string[] => [
-  root,
-  ...(loaded?.config.tools.allowedPaths ?? []).map((p) => path.resolve(root, p)),
-];
-
-/**
- * The MCP worker's `workerData` for the workspace `root` and its config (`null` when the config
- * did not load: no servers, defaults for the rest).
- */
-export const mcpWorkerData = (
-  root: string,
-  loaded: Pick<MergedConfig, 'config' | 'servers'> | null,
-  paths: NifflerPaths,
-  options: { env?: Env; probe?: boolean; deferClient?: boolean } = {},
-): McpWorkerData => {
-  const env = options.env ?? process.env;
-  const config = loaded?.config ?? defaultConfig();
-  return {
-    servers: (loaded?.servers ?? []).map((server) =>
-      toServerSpec(server, {
-        sandboxDefault: config.mcp.sandboxDefault,
-        root,
-        hide: [...new Set([paths.home, ...hiddenFromSandbox(env)])],
-        env,
-      }),
-    ),
-    root,
-    roots: mcpRoots(root, loaded),
-    logsDir: paths.mcpLogsDir,
-    outputsDir: paths.outputsDir,
-    serversDir: paths.serversDir,
-    authDir: paths.authDir,
-    protocolsFile: paths.protocolsFile,
-    catalogsDir: paths.catalogsDir,
-    version: VERSION,
-    startupWaitMs: config.mcp.startupWait * 1000,
-    probe: options.probe ?? true,
-    ...(options.deferClient ? { deferClient: true } : {}),
-    logLevel: config.mcp.logLevel,
-    maxOutputChars: config.tools.output.maxChars,
-  };
-};
+export { mcpWorkerData } from './mcp-spec.ts';
 
 /** Push events of the host (replies are consumed by the RPC layer). */
 export type McpHostEvent =
@@ -165,11 +40,11 @@ export type McpHostEvent =
     >
   | { type: 'worker-exit'; error: NifflerError; restarting: boolean };
 
-export type ElicitationHandler = (request: {
+type ElicitationHandler = (request: {
   server: string;
   elicitation: McpElicitation;
 }) => Promise<McpElicitationAnswer>;
-export type SamplingHandler = (request: {
+type SamplingHandler = (request: {
   server: string;
   params: McpSamplingParams;
 }) => Promise<McpSamplingAnswer>;

@@ -2,7 +2,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { NifflerError } from '../../../src/main/errors.ts';
 import { RpcChannel } from '../../../src/main/threads/rpc.ts';
-import { toServerSpec } from '../../../src/main/threads/mcp.ts';
+import { toServerSpec } from '../../../src/main/threads/mcp-spec.ts';
 import type { ResolvedServer } from '../../../src/main/config/load.ts';
 
 type Calls = {
