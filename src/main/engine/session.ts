@@ -886,9 +886,7 @@ export class Session {
           ]
         : []),
       ...prompt.refused.map(({ file, why }) => `${file} not given to the model: it ${why}`),
-      ...prompt.cut.map(
-        (file) => `${file} given to the model in part: cut at the instruction limits`,
-      ),
+      ...prompt.cut.map((file) => `${file} given to the model in part: cut at the instruction limits`),
     ];
     const key = notes.join('\n');
     if (key && key !== this.#promptNotes)

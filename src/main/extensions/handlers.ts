@@ -73,11 +73,7 @@ export const extensionHandlers = (
     'extensions/list': async () => {
       const { extensions, ignored } = usable();
       const loaded = engine.loaded!;
-      return listExtensions(
-        extensions,
-        ignored,
-        skillListing(loaded.extensions, loaded.trust.level),
-      );
+      return listExtensions(extensions, ignored, skillListing(loaded.extensions, loaded.trust.level));
     },
     'task/list': async () => engine.tasks.list(),
     'task/run': async ({ name, inputs }, { signal }) =>
