@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Cron } from 'croner';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from './workspace-config.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
 import type { TaskInfo, TaskRun } from '../protocol.ts';
 import { usableExtensions } from './load.ts';
