@@ -10,7 +10,7 @@ import {
   waitGroupGone,
 } from '../shared/process-group.ts';
 import { inSandbox, probeBwrapSync, type Launch } from '../shared/sandbox-command.ts';
-import { parentDeathWrapper } from '../mcp/parent-death.ts';
+import { parentDeathWrapper } from '../shared/parent-death.ts';
 
 /** How a server process ended. */
 export interface ServerExit {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { McpWorkerData } from '../protocol/mcp.ts';
 import { killGroup } from '../shared/process-group.ts';
-import { parentDeathWrapper } from './parent-death.ts';
+import { parentDeathWrapper } from '../shared/parent-death.ts';
 import { serverLaunch } from './server-launch.ts';
 import { mark } from '../shared/timeline.ts';
 

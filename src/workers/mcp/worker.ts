@@ -8,7 +8,7 @@ import {
 import { spawnEarly } from './early-spawn.ts';
 import { EarlyAnswers } from './early-answers.ts';
 import { keptCatalogs } from './kept-catalog.ts';
-import { prepareParentDeath } from './parent-death.ts';
+import { prepareParentDeath } from '../shared/parent-death.ts';
 
 // The MCP worker thread's entry. A cold start waits for the servers, so this loads as little as
 // it can before they run: it turns the compile cache on, spawns the stdio servers as soon as it
