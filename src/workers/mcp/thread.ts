@@ -19,6 +19,24 @@ type Answered = Exclude<
   { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' | 'load-client' | 'collect-garbage' }
 >;
 
+/** A request that starts, stops or reconfigures servers, or changes the worker's settings. */
+type Control = Extract<
+  Answered,
+  {
+    type:
+      | 'invalidate-cache'
+      | 'start'
+      | 'stop'
+      | 'restart'
+      | 'update-servers'
+      | 'set-roots'
+      | 'set-log-level'
+      | 'set-output-limit'
+      | 'set-log-forwarding'
+      | 'shutdown';
+  }
+>;
+
 /** Who made the call a request of `server` belongs to, as the engine numbered them. */
 const askerOf = (server: string): { asker?: number } => {
   const asker = relatedCall(server)?.asker;
@@ -172,6 +190,7 @@ export class McpWorkerThread {
   }
 
   /** What each request other than a tool call does (a table: one line per request). */
+  /** The requests that ask the servers something; the rest go to `#control`. */
   async #handle(request: Exclude<Answered, { type: 'call-tool' }>, signal: AbortSignal) {
     const manager = this.#manager;
     switch (request.type) {
@@ -195,13 +214,30 @@ export class McpWorkerThread {
         );
       case 'get-trace':
         return manager.trace(request.server, request.since);
-      case 'invalidate-cache':
-        manager.invalidateCache();
-        return {};
       case 'read-resource':
         return manager.readResource(request.server, request.uri, signal);
       case 'get-prompt':
         return manager.getPrompt(request.server, request.prompt, request.args, signal);
+      case 'forward':
+        return manager.forward(
+          request.server,
+          request.method,
+          request.params,
+          signal,
+          request.asker,
+        );
+      default:
+        return this.#control(request);
+    }
+  }
+
+  /** The requests that start, stop or reconfigure the servers, or change the worker's settings. */
+  async #control(request: Control) {
+    const manager = this.#manager;
+    switch (request.type) {
+      case 'invalidate-cache':
+        manager.invalidateCache();
+        return {};
       case 'start':
         return manager.start(request.server);
       case 'stop':
@@ -218,14 +254,6 @@ export class McpWorkerThread {
       case 'set-output-limit':
         manager.setOutputLimit(request.maxChars);
         return {};
-      case 'forward':
-        return manager.forward(
-          request.server,
-          request.method,
-          request.params,
-          signal,
-          request.asker,
-        );
       case 'set-log-forwarding':
         manager.setLogForwarding(request.on);
         return {};

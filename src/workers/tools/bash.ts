@@ -49,6 +49,51 @@ export interface PlanExtra {
 const withEnvFile = (command: string, envFile: string | undefined): string =>
   envFile ? `. '${envFile.replace(/'/g, `'\\''`)}' >/dev/null 2>&1\n${command}` : command;
 
+/** The command's environment: the minimal one, the pager off, its tag, and `extraEnv`. */
+const commandEnv = (
+  context: ToolContext,
+  sandboxed: boolean,
+  tag: string | undefined,
+  extraEnv: Record<string, string>,
+): Record<string, string> =>
+  safeEnvironment(
+    {
+      GIT_PAGER: 'cat',
+      PAGER: 'cat',
+      GIT_TERMINAL_PROMPT: '0',
+      ...(sandboxed ? { TMPDIR: '/tmp' } : {}),
+      ...(tag ? { NIFFLER_CALL: tag.slice('NIFFLER_CALL='.length) } : {}),
+      ...extraEnv,
+    },
+    process.env,
+    context.bash.passEnv,
+  );
+
+/** What the sandbox lets the command write, read, see and reach; `git` as `gitPlaces` found it. */
+const sandboxPolicy = (
+  context: ToolContext,
+  extra: PlanExtra,
+  git: ReturnType<typeof gitPlaces> | undefined,
+) => {
+  const settings = context.bash;
+  return {
+    write: [context.root, ...(extra.writable ?? [])],
+    // Active skills of yours: their scripts run, read-only (one in $NIFFLER_HOME stays visible);
+    // the session's CLAUDE_ENV_FILE's directory, for its hooks' exports.
+    ...(context.readOnlyPaths?.length || settings.envFile
+      ? {
+          read: [
+            ...(context.readOnlyPaths ?? []),
+            ...(settings.envFile ? [path.dirname(settings.envFile)] : []),
+          ],
+        }
+      : {}),
+    hide: settings.hide,
+    network: settings.network,
+    ...(git ? { protect: git.readOnly } : { gitWritable: true }),
+  };
+};
+
 /**
  * How the command runs: in bwrap or not, under which limits and environment (`extra.env` added
  * to the minimal one, `extra.writable` writable besides the workspace); or why it cannot. With
@@ -60,7 +105,6 @@ export const plan = async (
   extra: PlanExtra = {},
 ): Promise<Plan | ToolResult> => {
   const { bash: settings, root } = context;
-  const extraEnv = extra.env ?? {};
   const script = withEnvFile(command, settings.envFile);
   const base = withLimits({ file: 'bash', args: [...NO_RC, '-c', script] }, settings.limits);
   const probe =
@@ -77,37 +121,12 @@ export const plan = async (
     !sandboxed && process.platform === 'linux'
       ? `NIFFLER_CALL=${randomBytes(8).toString('hex')}`
       : undefined;
-  const env = safeEnvironment(
-    {
-      GIT_PAGER: 'cat',
-      PAGER: 'cat',
-      GIT_TERMINAL_PROMPT: '0',
-      ...(sandboxed ? { TMPDIR: '/tmp' } : {}),
-      ...(tag ? { NIFFLER_CALL: tag.slice('NIFFLER_CALL='.length) } : {}),
-      ...extraEnv,
-    },
-    process.env,
-    settings.passEnv,
-  );
+  const env = commandEnv(context, sandboxed, tag, extra.env ?? {});
   // Every .git of the workspace read-only, unless the user approved this call's git write.
   const git = sandboxed && !settings.gitWritable ? gitPlaces(root) : undefined;
-  const policy = {
-    write: [root, ...(extra.writable ?? [])],
-    // Active skills of yours: their scripts run, read-only (one in $NIFFLER_HOME stays visible);
-    // the session's CLAUDE_ENV_FILE's directory, for its hooks' exports.
-    ...(context.readOnlyPaths?.length || settings.envFile
-      ? {
-          read: [
-            ...(context.readOnlyPaths ?? []),
-            ...(settings.envFile ? [path.dirname(settings.envFile)] : []),
-          ],
-        }
-      : {}),
-    hide: settings.hide,
-    network: settings.network,
-    ...(git ? { protect: git.readOnly } : { gitWritable: true }),
-  };
-  const launch = probe?.ok ? inSandbox(base, probe.path, policy, root) : base;
+  const launch = probe?.ok
+    ? inSandbox(base, probe.path, sandboxPolicy(context, extra, git), root)
+    : base;
   const note = !sandboxed && settings.sandbox === 'auto' ? settings.note : undefined;
   return {
     launch,
