@@ -1,7 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { inlineExecutor } from './inline.ts';
 import { portExecutor, portProgress } from './port-executor.ts';
-import type { SearchExecutor, SearchIo } from './run.ts';
+import type { SearchExecutor, SearchIo } from './io.ts';
 
 /**
  * Where a grep's or a glob's chunks run: on the pool's other threads when the task's owner offers

@@ -1,7 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { ScanChunk, WalkRequest } from '../../protocol/search.ts';
 import type { ToolPortMessage } from '../../protocol/tools.ts';
-import type { SearchExecutor } from './run.ts';
+import type { SearchExecutor } from './io.ts';
 import { scanChunk } from './scan.ts';
 import { walkFiles } from './walk-files.ts';
 

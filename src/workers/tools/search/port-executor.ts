@@ -8,7 +8,7 @@ import type {
 } from '../../protocol/search.ts';
 import type { ToolPortMessage } from '../../protocol/tools.ts';
 import { whenAborted } from '../../shared/abort.ts';
-import type { SearchExecutor, SearchProgress } from './run.ts';
+import type { SearchExecutor, SearchProgress } from './io.ts';
 
 /**
  * A search's chunks and walks asked of the task's owner on its port: the owner runs them on other
