@@ -29,26 +29,12 @@ import { VerdictStore } from './negotiation.ts';
 import { inCallScope } from './call-scope.ts';
 import { watchWorkspace } from './workspace-watch.ts';
 import { keptCatalogs, type KeptCatalogs } from './kept-catalog.ts';
+import { reconcile } from './reconcile.ts';
 
 export type Side = Omit<ClientSide, 'listChanged' | 'serverLog' | 'roots'>;
 
 /** JSON-RPC's internal error: what a forwarded request gets when no server answered it. */
 const INTERNAL_ERROR = -32603;
-
-/** A stable text of a spec, to tell a changed definition from an unchanged one. */
-const specKey = (spec: McpServerSpec): string =>
-  JSON.stringify(spec, (_key, value: unknown) =>
-    value && typeof value === 'object' && !Array.isArray(value)
-      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)))
-      : value,
-  );
-
-const isRunning = (state: McpServerStatus['state']) =>
-  state === 'starting' ||
-  state === 'ready' ||
-  state === 'degraded' ||
-  state === 'failed' ||
-  state === 'needs-auth';
 
 /**
  * Every server connection of the workspace: the `server__tool` name table over all of them,
@@ -291,55 +277,9 @@ export class McpManager {
 
   /** Applies a new set of specs: only what changed is touched. */
   async updateServers(specs: McpServerSpec[]): Promise<McpCalls['update-servers']['result']> {
-    const result = {
-      started: [] as string[],
-      stopped: [] as string[],
-      restarted: [] as string[],
-      unchanged: [] as string[],
-    };
-    const next = new Map(specs.map((s) => [s.name, s]));
-    const work: Promise<void>[] = [];
-    for (const [name, conn] of this.connections)
-      if (!next.has(name)) {
-        result.stopped.push(name);
-        this.connections.delete(name);
-        work.push(conn.stop());
-      }
-    for (const spec of specs) {
-      const conn = this.connections.get(spec.name);
-      const wanted = spec.gate === 'startable';
-      if (!conn) {
-        const fresh = new ServerConnection(spec, this.ctx);
-        this.connections.set(spec.name, fresh);
-        if (wanted && spec.autoStart) {
-          result.started.push(spec.name);
-          void fresh.start(false);
-        } else this.changed(fresh, 'status');
-        continue;
-      }
-      if (specKey(conn.spec) === specKey(spec)) {
-        result.unchanged.push(spec.name);
-        continue;
-      }
-      if (specKey({ ...conn.spec, trace: spec.trace, cache: spec.cache }) === specKey(spec)) {
-        // Tracing and caching change without a restart.
-        conn.spec = spec;
-        conn.updated();
-        result.unchanged.push(spec.name);
-        continue;
-      }
-      const wasRunning = isRunning(conn.state);
-      conn.spec = spec;
-      conn.limiter.setLimit(spec.maxConcurrency);
-      if (wanted && (wasRunning || spec.autoStart)) {
-        result.restarted.push(spec.name);
-        work.push(conn.stop().then(() => void conn.start(true)));
-      } else {
-        result.stopped.push(spec.name);
-        work.push(conn.stop());
-      }
-    }
-    await Promise.all(work);
+    const result = await reconcile(this.connections, specs, this.ctx, (conn) =>
+      this.changed(conn, 'status'),
+    );
     this.renameAll();
     this.watchIfCaching();
     return result;
