@@ -1,9 +1,18 @@
-import type { LlmEvent, ToolCall, ToolCallFamily, ToolSpec } from '../../protocol/api.ts';
-import { argumentsProblem } from '../messages.ts';
+import type { LlmEvent, ToolCallFamily, ToolSpec } from '../../protocol/api.ts';
+import { scanFence, scanReasoning } from './blocks.ts';
+import { checkCalls, type Checked } from './checks.ts';
 import { endsTurn } from './controls.ts';
-import { handlerTable, type Handler, type HandlerTable } from './handlers.ts';
-import { MAX_REGION_CHARS, Pieces } from './scan.ts';
-import type { Family, RawCall, ReadContext, Reader, Step } from './types.ts';
+import {
+  handlerTable,
+  openersAt,
+  type Found,
+  type HandlerTable,
+  type OpenerPosition,
+} from './handlers.ts';
+import { DriverOutput } from './output.ts';
+import { CallRegion, type Candidate } from './region.ts';
+import { Pieces } from './scan.ts';
+import type { Family, RawCall, ReadContext, Step } from './types.ts';
 
 // The driver: text streams through at once; from a possible opener on it is held back; a family
 // that reads a call there turns it into calls, and a false start goes out as text, unchanged.
@@ -12,31 +21,6 @@ import type { Family, RawCall, ReadContext, Reader, Step } from './types.ts';
 // or the end may follow), stopped (what follows the calls is not the answer).
 
 type Mode = 'text' | 'fence' | 'reasoning' | 'call' | 'after' | 'stopped';
-
-/** A call that passed the checks, its id given when it goes out. */
-type Checked =
-  | { kind: 'call'; call: Omit<ToolCall, 'id'> }
-  | { kind: 'invalid'; name: string; raw: string; message: string };
-
-interface Candidate {
-  family: Family;
-  reader: Reader;
-  step: Step;
-  /** What was fed after the reader decided: the text after its syntax. */
-  extra: Pieces;
-  checked?: Checked[];
-}
-
-interface Region {
-  raw: Pieces;
-  candidates: Candidate[];
-  from: 'text' | 'after';
-}
-
-type Found =
-  | 'partial'
-  | { handler: Handler; length: number }
-  | { families: { family: Family; length: number }[] };
 
 export interface DriverOptions {
   families: readonly Family[];
@@ -57,7 +41,6 @@ export class Driver {
   readonly #options: DriverOptions;
   #mode: Mode = 'text';
   #buf = '';
-  #out: LlmEvent[] = [];
   #prev = '';
   #lineStart = true;
   #messageStart = true;
@@ -66,18 +49,15 @@ export class Driver {
   /** The text at the front of `#buf` is a region given back: its opener is no call there. */
   #released = false;
   #closers: readonly string[] = [];
-  #region: Region | undefined;
+  #region: CallRegion | undefined;
   #lock: Family | undefined;
   #pending: { checked: Checked[]; raw: string }[] = [];
   #afterRaw = new Pieces();
-  #calls = 0;
-  #spoke = false;
-  /** The families of the calls that went out, in order (a fenced block's body asks). */
-  readonly families: ToolCallFamily[] = [];
-  readonly emitted: RawCall[] = [];
+  readonly #output: DriverOutput;
 
   constructor(options: DriverOptions) {
     this.#options = options;
+    this.#output = new DriverOutput(options.channel, options.newId);
     this.#trimLead = options.channel === 'content';
     this.#families = options.families;
     this.#table = handlerTable(options.families, options.channel === 'content');
@@ -93,18 +73,18 @@ export class Driver {
     return this.#mode === 'stopped';
   }
   get calls(): number {
-    return this.#calls;
+    return this.#output.calls;
   }
   /** Whether anything but white space went out as text. */
   get spoke(): boolean {
-    return this.#spoke;
+    return this.#output.spoke;
   }
 
   feed(chunk: string): LlmEvent[] {
     if (this.#mode === 'stopped' || !chunk) return [];
     this.#buf += chunk;
     while (this.#step(false));
-    return this.#drain();
+    return this.#output.take();
   }
 
   /** The stream ended; `commit`: whether calls still waiting for the message's end count. */
@@ -112,7 +92,7 @@ export class Driver {
     while (this.#step(true));
     if (commit) this.#commitPending();
     else this.#releasePending();
-    return this.#drain();
+    return this.#output.take();
   }
 
   /**
@@ -124,13 +104,7 @@ export class Driver {
     if (this.#mode === 'reasoning') this.#emit('reasoning', this.#buf);
     this.#buf = '';
     this.#mode = 'stopped';
-    return this.#drain();
-  }
-
-  #drain(): LlmEvent[] {
-    const out = this.#out;
-    this.#out = [];
-    return out;
+    return this.#output.take();
   }
 
   #step(final: boolean): boolean {
@@ -155,28 +129,8 @@ export class Driver {
 
   #emit(type: 'text' | 'reasoning', text: string): void {
     if (!text) return;
-    const kind = this.#options.channel === 'reasoning' ? 'reasoning' : type;
-    if (kind === 'text' && /\S/.test(text)) this.#spoke = true;
-    const last = this.#out.at(-1);
-    if (last?.type === kind) last.text += text;
-    else this.#out.push({ type: kind, text });
+    this.#output.text(type, text);
     this.#prev = text[text.length - 1]!;
-  }
-
-  #emitCalls(checked: Checked[], family: Family): void {
-    for (const c of checked) {
-      const id = this.#options.newId();
-      this.#calls++;
-      this.families.push(family.id);
-      if (c.kind === 'call') {
-        this.#out.push({ type: 'tool-call', call: { id, ...c.call } });
-        this.emitted.push({ name: c.call.name, args: c.call.args });
-      } else {
-        const { name, raw, message } = c;
-        this.#out.push({ type: 'tool-call-invalid', id, name, raw, message });
-        this.emitted.push({ name, raw, error: message });
-      }
-    }
   }
 
   // ---- text, fences, reasoning ----
@@ -223,60 +177,24 @@ export class Driver {
 
   /** Inside a code block: text, up to the fence that closes it. */
   #fence(final: boolean): boolean {
-    const buf = this.#buf;
-    let lineStart = this.#lineStart;
-    for (let i = 0; i < buf.length; i++) {
-      if (lineStart && buf[i] === '`') {
-        const head = buf.slice(i, i + 3);
-        if (head === '```') {
-          this.#emit('text', buf.slice(0, i + 3));
-          this.#buf = buf.slice(i + 3);
-          this.#mode = 'text';
-          this.#lineStart = false;
-          return true;
-        }
-        if (!final && i + head.length === buf.length && '```'.startsWith(head)) {
-          this.#emit('text', buf.slice(0, i));
-          this.#buf = buf.slice(i);
-          this.#lineStart = true;
-          return false;
-        }
-      }
-      const c = buf[i]!;
-      if (c === '\n') lineStart = true;
-      else if (c !== ' ' && c !== '\t') lineStart = false;
-    }
-    this.#emit('text', buf);
-    this.#buf = '';
-    this.#lineStart = lineStart;
-    return false;
+    const scan = scanFence(this.#buf, this.#lineStart, final);
+    this.#emit('text', scan.text);
+    this.#buf = scan.rest;
+    this.#lineStart = scan.lineStart;
+    if (scan.closed) this.#mode = 'text';
+    return scan.closed;
   }
 
   /** Reasoning up to its closing tag; a tag the text ends inside of is held back. */
   #reasoning(final: boolean): boolean {
-    const buf = this.#buf;
-    let at = -1;
-    let closer = '';
-    for (const c of this.#closers) {
-      const j = buf.indexOf(c);
-      if (j >= 0 && (at < 0 || j < at)) [at, closer] = [j, c];
-    }
-    if (at >= 0) {
-      this.#emit('reasoning', buf.slice(0, at));
-      this.#buf = buf.slice(at + closer.length);
-      this.#mode = 'text';
-      this.#trimLead = this.#messageStart;
-      this.#prev = '';
-      return true;
-    }
-    let keep = 0;
-    if (!final)
-      for (const c of this.#closers)
-        for (let k = Math.min(c.length - 1, buf.length); k > keep; k--)
-          if (c.startsWith(buf.slice(buf.length - k))) keep = k;
-    this.#emit('reasoning', buf.slice(0, buf.length - keep));
-    this.#buf = buf.slice(buf.length - keep);
-    return false;
+    const scan = scanReasoning(this.#buf, this.#closers, final);
+    this.#emit('reasoning', scan.text);
+    this.#buf = scan.rest;
+    if (!scan.closed) return false;
+    this.#mode = 'text';
+    this.#trimLead = this.#messageStart;
+    this.#prev = '';
+    return true;
   }
 
   // ---- openers ----
@@ -286,30 +204,11 @@ export class Driver {
     buf: string,
     i: number,
     final: boolean,
-    position: { lineStart: boolean; messageStart: boolean },
+    position: OpenerPosition,
     noFamilies: boolean,
   ): Found | undefined {
-    const families: { family: Family; length: number }[] = [];
-    let partial = false;
-    let other: { handler: Handler; length: number } | undefined;
-    for (const handler of this.#table.byFirst.get(buf[i]!) ?? []) {
-      if (handler.kind === 'family') {
-        if (noFamilies || (this.#lock && !handler.families.includes(this.#lock))) continue;
-        if (handler.at === 'line' && !position.lineStart) continue;
-      }
-      if (handler.kind === 'think' && !position.messageStart) continue;
-      if (handler.kind === 'fence' && !position.lineStart) continue;
-      const length = handler.match(buf, i, this.#context);
-      if (length === 0 && !final) partial = true;
-      if (length <= 0) continue;
-      if (handler.kind !== 'family') other ??= { handler, length };
-      else
-        for (const family of handler.families)
-          if (!this.#lock || family === this.#lock) families.push({ family, length });
-    }
-    if (partial) return 'partial';
-    if (families.length > 0) return { families };
-    return other;
+    const at = { buf, i, final, position, noFamilies };
+    return openersAt(this.#table, this.#context, this.#lock, at);
   }
 
   #apply(found: Exclude<Found, 'partial'>, buf: string, i: number): void {
@@ -342,28 +241,13 @@ export class Driver {
   #startRegion(
     text: string,
     families: { family: Family; length: number }[],
-    from: Region['from'],
+    from: CallRegion['from'],
   ): void {
-    const region: Region = { raw: new Pieces(), candidates: [], from };
-    region.raw.push(text);
-    for (const { family, length } of families) {
-      const reader = family.start(text.slice(0, length), this.#context);
-      const candidate: Candidate = { family, reader, step: { kind: 'more' }, extra: new Pieces() };
-      this.#decide(candidate, reader.feed(text.slice(length)));
-      region.candidates.push(candidate);
-    }
-    this.#region = region;
+    const check = (calls: RawCall[], family: Family) =>
+      checkCalls(calls, family, this.#tools, this.#options.protocol);
+    this.#region = new CallRegion(text, families, from, this.#context, check);
     this.#mode = 'call';
     this.#buf = '';
-  }
-
-  /** Records a reader's step; calls that fail the checks make it no call. */
-  #decide(candidate: Candidate, step: Step): void {
-    candidate.step = step;
-    if (step.kind !== 'calls') return;
-    const checked = this.#check(step.calls, candidate.family);
-    if (checked) candidate.checked = checked;
-    else candidate.step = { kind: 'none' };
   }
 
   /** Feeds the region; once the first family in order decides, takes its reading. */
@@ -371,28 +255,14 @@ export class Driver {
     const region = this.#region!;
     const chunk = this.#buf;
     this.#buf = '';
-    region.raw.push(chunk);
-    const tooLong = region.raw.length > MAX_REGION_CHARS + 4096;
-    for (const c of region.candidates) {
-      if (c.step.kind !== 'more') {
-        if (c.step.kind !== 'none') c.extra.push(chunk);
-        continue;
-      }
-      if (chunk) this.#decide(c, c.reader.feed(chunk));
-      if (c.step.kind === 'more' && final) this.#decide(c, c.reader.finish());
-      if (c.step.kind === 'more' && (final || tooLong)) c.step = { kind: 'none' };
-    }
-    for (const c of region.candidates) {
-      if (c.step.kind === 'none') continue;
-      if (c.step.kind === 'more') return false;
-      this.#accept(c, region);
-      return true;
-    }
-    this.#release(region);
+    const taken = region.feed(chunk, final);
+    if (taken === 'more') return false;
+    if (taken === 'none') this.#release(region);
+    else this.#accept(taken, region);
     return true;
   }
 
-  #accept(c: Candidate, region: Region): void {
+  #accept(c: Candidate, region: CallRegion): void {
     const step = c.step as Exclude<Step, { kind: 'more' | 'none' }>;
     const rest = step.rest + c.extra.text();
     const raw = region.raw.text();
@@ -413,7 +283,7 @@ export class Driver {
       this.#pending.push({ checked: c.checked!, raw: raw.slice(0, raw.length - rest.length) });
     else {
       this.#commitPending();
-      this.#emitCalls(c.checked!, c.family);
+      this.#output.callsOf(c.checked!, c.family);
     }
     this.#afterRaw = new Pieces();
     this.#mode = 'after';
@@ -421,7 +291,7 @@ export class Driver {
   }
 
   /** No family read a call: the region is text again, its opener no call where it stands. */
-  #release(region: Region): void {
+  #release(region: CallRegion): void {
     this.#region = undefined;
     this.#buf = region.raw.text();
     if (region.from === 'after') return this.#afterText(true);
@@ -449,7 +319,7 @@ export class Driver {
       }
       if (found?.handler.kind === 'control') {
         const token = buf.slice(i, i + found.length);
-        if (endsTurn(token) && this.#calls + this.#pending.length > 0) return this.#stop();
+        if (endsTurn(token) && this.#output.calls + this.#pending.length > 0) return this.#stop();
         this.#afterRaw.push(token);
         this.#buf = buf.slice(i + found.length);
         return true;
@@ -468,7 +338,7 @@ export class Driver {
    * goes out as text.
    */
   #afterText(released: boolean): void {
-    if (this.#calls > 0) {
+    if (this.#output.calls > 0) {
       this.#stop();
       return;
     }
@@ -491,7 +361,7 @@ export class Driver {
   }
 
   #commitPending(): void {
-    for (const p of this.#pending) this.#emitCalls(p.checked, this.#lock!);
+    for (const p of this.#pending) this.#output.callsOf(p.checked, this.#lock!);
     this.#pending = [];
   }
 
@@ -499,35 +369,6 @@ export class Driver {
     if (this.#pending.length === 0) return;
     this.#afterText(false);
     while (this.#step(true));
-  }
-
-  // ---- checks ----
-
-  /**
-   * The checks a recovered call passes: an offered tool, arguments as a native call's. Under the
-   * text protocol, a `TOOL_CALL:` that fails them is reported to the model instead.
-   */
-  #check(calls: RawCall[], family: Family): Checked[] | undefined {
-    const taught = family.id === 'niffler' && this.#options.protocol === 'text';
-    const checked: Checked[] = [];
-    for (const raw of calls) {
-      const problem =
-        'error' in raw
-          ? raw.error
-          : !this.#tools.has(raw.name)
-            ? `no tool named "${raw.name}" is offered; the tools are: ${[...this.#tools.keys()].join(', ') || 'none'}`
-            : argumentsProblem(raw.name, raw.args);
-      if (problem === undefined && 'args' in raw)
-        checked.push({
-          kind: 'call',
-          call: { name: raw.name, args: raw.args as ToolCall['args'] },
-        });
-      else if (taught) {
-        const text = 'raw' in raw ? raw.raw : JSON.stringify(raw.args);
-        checked.push({ kind: 'invalid', name: raw.name, raw: text, message: problem ?? '' });
-      } else return undefined;
-    }
-    return checked;
   }
 
   /** A fenced block's body read alone: only calls, or undefined. */
@@ -541,6 +382,6 @@ export class Driver {
     inner.feed(text);
     inner.finish();
     if (inner.spoke || inner.stopped || inner.calls === 0) return undefined;
-    return { calls: inner.emitted, families: inner.families };
+    return { calls: inner.#output.emitted, families: inner.#output.families };
   }
 }

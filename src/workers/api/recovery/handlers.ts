@@ -1,5 +1,5 @@
 import { controlToken, THINK_BLOCKS } from './controls.ts';
-import type { Family, OpenerMatch, Position } from './types.ts';
+import type { Family, OpenerMatch, Position, ReadContext } from './types.ts';
 
 // The table the driver looks openers up in: every family's openers, thinking blocks, control
 // tokens and fences, indexed by their first character, in the order they are tried.
@@ -88,4 +88,59 @@ const buildTable = (families: readonly Family[], thinking: boolean): HandlerTabl
     first[c.charCodeAt(0)] = 1;
   }
   return { byFirst, first };
+};
+
+/** Where the text being read stands: at a line's start, at the message's start. */
+export interface OpenerPosition {
+  lineStart: boolean;
+  messageStart: boolean;
+}
+
+/**
+ * What is at a place of the text: the families whose opener it is (tried first), another kind's
+ * opener, or `partial` when the text ends inside one.
+ */
+export type Found =
+  | 'partial'
+  | { handler: Handler; length: number }
+  | { families: { family: Family; length: number }[] };
+
+/**
+ * The handlers of `table` whose opener is at `at.i` of `at.buf`; once a family is locked (its
+ * calls went out), only its openers count; `noFamilies` (a region given back) counts none.
+ */
+export const openersAt = (
+  table: HandlerTable,
+  context: ReadContext,
+  lock: Family | undefined,
+  at: {
+    buf: string;
+    i: number;
+    final: boolean;
+    position: OpenerPosition;
+    noFamilies: boolean;
+  },
+): Found | undefined => {
+  const { buf, i, final, position, noFamilies } = at;
+  const families: { family: Family; length: number }[] = [];
+  let partial = false;
+  let other: { handler: Handler; length: number } | undefined;
+  for (const handler of table.byFirst.get(buf[i]!) ?? []) {
+    if (handler.kind === 'family') {
+      if (noFamilies || (lock && !handler.families.includes(lock))) continue;
+      if (handler.at === 'line' && !position.lineStart) continue;
+    }
+    if (handler.kind === 'think' && !position.messageStart) continue;
+    if (handler.kind === 'fence' && !position.lineStart) continue;
+    const length = handler.match(buf, i, context);
+    if (length === 0 && !final) partial = true;
+    if (length <= 0) continue;
+    if (handler.kind !== 'family') other ??= { handler, length };
+    else
+      for (const family of handler.families)
+        if (!lock || family === lock) families.push({ family, length });
+  }
+  if (partial) return 'partial';
+  if (families.length > 0) return { families };
+  return other;
 };
