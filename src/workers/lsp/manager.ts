@@ -14,7 +14,8 @@ import { forModel, introduced, severityOf } from './diagnostics.ts';
 import type { OpenDocument } from './documents.ts';
 import { isWorkspaceFile, readDocument, shown, type Place } from './files.ts';
 import { answer, type Navigator } from './navigate.ts';
-import { DEFAULT_TIMING, LanguageServer, type ServerContext } from './server.ts';
+import { LanguageServer, type ServerContext } from './server.ts';
+import { DEFAULT_TIMING } from './timing.ts';
 
 /** The most diagnostics of one file an outcome carries (its counts say how many there were). */
 const MAX_OUTCOME_DIAGNOSTICS = 50;

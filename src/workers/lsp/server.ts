@@ -1,76 +1,28 @@
 import path from 'node:path';
 import {
   CancellationTokenSource,
-  ConfigurationRequest,
-  createProtocolConnection,
-  DidChangeTextDocumentNotification,
-  DidCloseTextDocumentNotification,
-  DidOpenTextDocumentNotification,
-  DocumentDiagnosticRequest,
-  ExecuteCommandRequest,
   ExitNotification,
   InitializedNotification,
   InitializeRequest,
-  LogMessageNotification,
-  PublishDiagnosticsNotification,
   ShutdownRequest,
-  StreamMessageReader,
-  StreamMessageWriter,
   type CancellationToken,
   type Diagnostic,
-  type InitializeResult,
   type ProtocolConnection,
   type PublishDiagnosticsParams,
 } from 'vscode-languageserver-protocol/node';
 import type { LspServerSpec, LspServerState, LspServerStatus, LspTiming } from '../protocol/lsp.ts';
-import { RotatingLog } from '../shared/rotating-log.ts';
-import { formatBytes } from '../shared/bounded-read.ts';
 import { DEFAULT_HEALTH, Restarts } from '../mcp/backoff.ts';
 import { Documents, type OpenDocument } from './documents.ts';
-import {
-  byPosition,
-  fromTsserver,
-  MAX_FILE_DIAGNOSTICS,
-  type TsserverDiagnostic,
-} from './diagnostics.ts';
-import { fromUri, isWorkspaceFile, readDocument, shown, type Place } from './files.ts';
+import { connectServer, documentSink } from './connect.ts';
+import { fromUri, isWorkspaceFile, readDocument, type Place } from './files.ts';
 import { initializeParams } from './initialize.ts';
+import { Liveness } from './liveness.ts';
 import { ServerProcess } from './process.ts';
+import { ServerLog } from './server-log.ts';
+import { modeOf, ServerDiagnostics, type DiagnosticsMode } from './server-diagnostics.ts';
+import { within } from './timing.ts';
 
-export const DEFAULT_TIMING: Required<LspTiming> = {
-  initialDelayMs: 500,
-  maxDelayMs: 30_000,
-  maxFailures: 5,
-  failureWindowMs: 5 * 60_000,
-  startupTimeoutMs: 60_000,
-  hungAfterMs: 20_000,
-  killGraceMs: 2_000,
-  floodBytes: 64 * 1024 * 1024,
-};
-
-/** A server that sends more than `floodBytes` within this is ended (and restarted). */
-const FLOOD_WINDOW_MS = 10_000;
-/** Pushed diagnostics kept of files that are not open (for a workspace's diagnostics). */
-const MAX_PUSHED_FILES = 500;
-/** After a pushed answer, how long more of the same file's are waited for (servers send in parts). */
-const PUSH_QUIET_MS = 100;
 const MAX_NOTES = 5;
-const TSSERVER_REQUEST = 'typescript.tsserverRequest';
-/** Requests of a server answered with null: niffler registers nothing, shows nothing, refreshes nothing. */
-const ACKNOWLEDGED = [
-  'client/registerCapability',
-  'client/unregisterCapability',
-  'window/workDoneProgress/create',
-  'window/showMessageRequest',
-  'window/showDocument',
-  'workspace/diagnostic/refresh',
-  'workspace/semanticTokens/refresh',
-  'workspace/inlayHint/refresh',
-  'workspace/codeLens/refresh',
-];
-
-/** How a server's diagnostics are read: LSP's pull, tsserver's own request, or its pushes. */
-export type DiagnosticsMode = 'pull' | 'tsserver' | 'push';
 
 /** What a server needs of its worker. */
 export interface ServerContext {
@@ -79,22 +31,6 @@ export interface ServerContext {
   logsDir: string;
   serversDir?: string;
   onStatus: (status: LspServerStatus) => void;
-}
-
-/** `undefined` after `ms`, unless `promise` settles first. */
-const within = <T>(promise: Promise<T>, ms: number): Promise<T | undefined> => {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(0, ms));
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-};
-
-/** What a server pushed for one file: when, for which version, what. */
-interface Pushed {
-  at: number;
-  version?: number;
-  items: Diagnostic[];
 }
 
 /**
@@ -115,20 +51,13 @@ export class LanguageServer {
   #startedAt: number | null = null;
   #lastError: { message: string; at: number } | null = null;
   #notes: { message: string; at: number }[] = [];
-  #lastDiagnosticsAt: number | null = null;
-  #lastHeard = 0;
-  /** Requests the server has not answered yet (cancelled ones too), and since when. */
-  #pending = 0;
-  #pendingSince = 0;
-  #stderrTail = '';
-  #flood = { since: 0, bytes: 0 };
+  readonly #liveness: Liveness;
   #watch: NodeJS.Timeout | undefined;
   #warmFile: string | undefined;
   readonly #restarts: Restarts;
   readonly #readyWaiters = new Set<(ok: boolean) => void>();
-  readonly #pushWaiters = new Set<(file: string) => void>();
-  readonly #pushed = new Map<string, Pushed>();
-  readonly #log: RotatingLog;
+  readonly #diagnostics: ServerDiagnostics;
+  readonly #log: ServerLog;
 
   constructor(
     spec: LspServerSpec,
@@ -136,29 +65,17 @@ export class LanguageServer {
   ) {
     this.#spec = spec;
     this.#restarts = new Restarts({ ...DEFAULT_HEALTH, ...ctx.timing });
-    this.#log = new RotatingLog(
-      path.join(ctx.logsDir, `${spec.name.replace(/[^\w.-]/g, '_')}.log`),
-      1024 * 1024,
-    );
-    this.docs = new Documents({
-      open: (doc) =>
-        void this.#conn?.sendNotification(DidOpenTextDocumentNotification.type, {
-          textDocument: {
-            uri: doc.uri,
-            languageId: doc.languageId,
-            version: doc.version,
-            text: doc.text,
-          },
-        }),
-      change: (doc) =>
-        void this.#conn?.sendNotification(DidChangeTextDocumentNotification.type, {
-          textDocument: { uri: doc.uri, version: doc.version },
-          contentChanges: [{ text: doc.text }],
-        }),
-      close: (doc) =>
-        void this.#conn?.sendNotification(DidCloseTextDocumentNotification.type, {
-          textDocument: { uri: doc.uri },
-        }),
+    this.#liveness = new Liveness(ctx.timing);
+    this.#log = new ServerLog(ctx.logsDir, spec.name);
+    this.docs = new Documents(documentSink(() => this.#conn));
+    this.#diagnostics = new ServerDiagnostics({
+      place: ctx.place,
+      mode: () => this.#mode,
+      ask: (send, deadline, what) => this.ask(send, deadline, what),
+      // Silence after a change can be an answer (nothing new): the probe tells.
+      nothingPushed: (since) => {
+        if (this.#liveness.lastHeard < since) this.#probe();
+      },
     });
   }
 
@@ -213,14 +130,11 @@ export class LanguageServer {
       const proc = await ServerProcess.spawn(this.#spec, {
         root: this.ctx.place.root,
         ...(this.ctx.serversDir ? { serversDir: this.ctx.serversDir } : {}),
-        onStderr: (text) => {
-          this.#stderrTail = (this.#stderrTail + text).slice(-2048);
-          this.#log.append(stamp('stderr', text));
-        },
+        onStderr: (text) => this.#log.stderr(text),
         onExit: (exit) => {
           if (generation !== this.#generation || this.#stopping) return;
           this.#fail(
-            `exited${exit.signal ? ` on ${exit.signal}` : ` with code ${exit.code}`}${this.#stderrHint()}`,
+            `exited${exit.signal ? ` on ${exit.signal}` : ` with code ${exit.code}`}${this.#log.stderrHint()}`,
           );
         },
       });
@@ -252,31 +166,11 @@ export class LanguageServer {
 
   /** The JSON-RPC connection over the process's pipes, with the server's requests answered. */
   #connect(proc: ServerProcess, generation: number): ProtocolConnection {
-    const stdout = proc.child.stdout!;
-    stdout.on('data', (chunk: Buffer) => this.#heard(chunk.length, generation));
-    const conn = createProtocolConnection(
-      new StreamMessageReader(stdout),
-      new StreamMessageWriter(proc.child.stdin!),
-    );
-    conn.onNotification(PublishDiagnosticsNotification.type, (params) => this.#pushedNow(params));
-    conn.onNotification(LogMessageNotification.type, (params) =>
-      this.#log.append(stamp('log', params.message)),
-    );
-    conn.onRequest(ConfigurationRequest.type, (params) => params.items.map(() => null));
-    conn.onRequest('workspace/workspaceFolders', () => [
-      {
-        uri: initializeParams(this.#spec, this.ctx.place.root).rootUri,
-        name: path.basename(this.ctx.place.root),
-      },
-    ]);
-    // Registrations, progress tokens, refreshes, message boxes: acknowledged, nothing more.
-    for (const method of ACKNOWLEDGED) conn.onRequest(method, () => null);
-    conn.onRequest('workspace/applyEdit', () => ({
-      applied: false,
-      failureReason: 'niffler applies no edits of a language server',
-    }));
-    conn.onError(() => undefined);
-    conn.listen();
+    const conn = connectServer(proc, () => this.#spec, this.ctx.place.root, {
+      bytes: (count) => this.#heard(count, generation),
+      diagnostics: (params) => this.#pushedNow(params),
+      log: (message) => this.#log.message(message),
+    });
     this.#conn = conn;
     return conn;
   }
@@ -284,18 +178,8 @@ export class LanguageServer {
   /** A chunk came from the server: it is alive; a flood ends it. */
   #heard(bytes: number, generation: number): void {
     if (generation !== this.#generation) return;
-    const now = Date.now();
-    this.#lastHeard = now;
-    if (now - this.#flood.since > FLOOD_WINDOW_MS) this.#flood = { since: now, bytes: 0 };
-    this.#flood.bytes += bytes;
-    const { floodBytes } = this.ctx.timing;
-    if (this.#flood.bytes > floodBytes) {
-      this.#flood = { since: now, bytes: 0 };
-      this.#fail(
-        `sent more than ${formatBytes(floodBytes)} within ${FLOOD_WINDOW_MS / 1000} s (a flood); ended`,
-      );
-      return;
-    }
+    const flood = this.#liveness.heard(bytes);
+    if (flood) return this.#fail(flood);
     if (this.#state === 'degraded') this.#setState('ready');
   }
 
@@ -305,25 +189,12 @@ export class LanguageServer {
       this.note(`said something of ${params.uri.slice(0, 120)}, outside the workspace: left out`);
       return;
     }
-    const items = params.diagnostics.slice(0, MAX_FILE_DIAGNOSTICS);
-    const pushed: Pushed = {
-      at: Date.now(),
-      items,
-      ...(params.version !== undefined && params.version !== null
-        ? { version: params.version }
-        : {}),
-    };
-    this.#pushed.delete(file);
-    this.#pushed.set(file, pushed);
-    if (this.#pushed.size > MAX_PUSHED_FILES)
-      this.#pushed.delete(this.#pushed.keys().next().value!);
-    this.#lastDiagnosticsAt = pushed.at;
-    for (const wake of [...this.#pushWaiters]) wake(file);
+    this.#diagnostics.pushedNow(file, params);
   }
 
   /** The diagnostics of the workspace's files it has said something of (pushed), by file. */
   pushedFiles(): Map<string, Diagnostic[]> {
-    return new Map([...this.#pushed].map(([file, p]) => [file, p.items]));
+    return this.#diagnostics.pushedFiles();
   }
 
   /** Opens the warm-up file: the server loads its project now rather than at the first edit. */
@@ -350,7 +221,8 @@ export class LanguageServer {
     const source = new CancellationTokenSource();
     const since = Date.now();
     const sent = send(conn, source.token);
-    this.#track(sent);
+    const generation = this.#generation;
+    this.#liveness.track(sent, () => generation === this.#generation);
     try {
       const answer = await within(
         sent.catch(() => undefined),
@@ -358,7 +230,7 @@ export class LanguageServer {
       );
       if (answer === undefined && Date.now() >= deadline) {
         source.cancel();
-        if (this.#lastHeard < since)
+        if (this.#liveness.lastHeard < since)
           this.#degrade(
             `said nothing for ${((Date.now() - since) / 1000).toFixed(1)} s after ${what} (stopped or stuck?)`,
           );
@@ -367,17 +239,6 @@ export class LanguageServer {
     } finally {
       source.dispose();
     }
-  }
-
-  /** Counts a request until the server answers it (or the connection goes). */
-  #track(request: Promise<unknown>): void {
-    const generation = this.#generation;
-    if (this.#pending++ === 0) this.#pendingSince = Date.now();
-    void request
-      .catch(() => undefined)
-      .finally(() => {
-        if (generation === this.#generation) this.#pending--;
-      });
   }
 
   /**
@@ -397,12 +258,7 @@ export class LanguageServer {
    * version already (waiting would take the change's answer for it).
    */
   baseline(doc: OpenDocument, deadline: number): Promise<Diagnostic[] | undefined> {
-    if (this.#mode !== 'push') return this.diagnosticsOf(doc, deadline);
-    if (doc.diagnostics?.version === doc.version) return Promise.resolve(doc.diagnostics.items);
-    const pushed = this.#pushed.get(doc.file);
-    const current =
-      pushed && pushed.at >= doc.syncedAt && (pushed.version ?? doc.version) === doc.version;
-    return Promise.resolve(current ? pushed.items : undefined);
+    return this.#diagnostics.baseline(doc, deadline);
   }
 
   /** SIGKILL to its process group now (the thread is ending without a shutdown). */
@@ -412,85 +268,8 @@ export class LanguageServer {
   }
 
   /** The diagnostics of `doc` as it now stands, asked for or waited for until `deadline`. */
-  async diagnosticsOf(doc: OpenDocument, deadline: number): Promise<Diagnostic[] | undefined> {
-    const version = doc.version;
-    if (doc.diagnostics?.version === version) return doc.diagnostics.items;
-    const since = Date.now();
-    const items =
-      this.#mode === 'push'
-        ? await this.#waitPush(doc, since, deadline)
-        : await this.ask(
-            (conn, token) => this.#pull(conn, doc, token),
-            deadline,
-            `a change to ${shown(doc.file, this.ctx.place)}`,
-          );
-    if (!items) return undefined;
-    const sorted = items.slice(0, MAX_FILE_DIAGNOSTICS).sort(byPosition);
-    if (doc.version === version) doc.diagnostics = { version, items: sorted, at: Date.now() };
-    this.#lastDiagnosticsAt = Date.now();
-    return sorted;
-  }
-
-  async #pull(
-    conn: ProtocolConnection,
-    doc: OpenDocument,
-    token: CancellationToken,
-  ): Promise<Diagnostic[]> {
-    if (this.#mode === 'pull') {
-      const report = await conn.sendRequest(
-        DocumentDiagnosticRequest.type,
-        { textDocument: { uri: doc.uri } },
-        token,
-      );
-      return report.kind === 'full' ? report.items : (doc.diagnostics?.items ?? []);
-    }
-    const ask = async (command: string) => {
-      const reply = (await conn.sendRequest(
-        ExecuteCommandRequest.type,
-        { command: TSSERVER_REQUEST, arguments: [command, { file: doc.uri }] },
-        token,
-      )) as { body?: TsserverDiagnostic[] } | null;
-      return (reply?.body ?? []).map(fromTsserver);
-    };
-    const [syntax, semantic] = await Promise.all([
-      ask('syntacticDiagnosticsSync'),
-      ask('semanticDiagnosticsSync'),
-    ]);
-    return [...syntax, ...semantic];
-  }
-
-  /**
-   * A pushing server's next diagnostics of `doc` after `since` (of its version, when it says
-   * versions), and whatever more it sends of the same file right after.
-   */
-  #waitPush(doc: OpenDocument, since: number, deadline: number): Promise<Diagnostic[] | undefined> {
-    const fresh = () => {
-      const pushed = this.#pushed.get(doc.file);
-      if (!pushed || pushed.at < since) return undefined;
-      return pushed.version === undefined || pushed.version >= doc.version ? pushed : undefined;
-    };
-    return new Promise((resolve) => {
-      let quiet: NodeJS.Timeout | undefined;
-      const finish = (items: Diagnostic[] | undefined) => {
-        clearTimeout(quiet);
-        clearTimeout(timer);
-        this.#pushWaiters.delete(onPush);
-        // Silence after a change can be an answer (nothing new): the probe tells.
-        if (!items && this.#lastHeard < since) this.#probe();
-        resolve(items);
-      };
-      const onPush = (file: string) => {
-        if (file !== doc.file || !fresh()) return;
-        clearTimeout(quiet);
-        quiet = setTimeout(
-          () => finish(fresh()?.items),
-          Math.min(PUSH_QUIET_MS, Math.max(0, deadline - Date.now())),
-        );
-      };
-      const timer = setTimeout(() => finish(fresh()?.items), Math.max(0, deadline - Date.now()));
-      this.#pushWaiters.add(onPush);
-      onPush(doc.file);
-    });
+  diagnosticsOf(doc: OpenDocument, deadline: number): Promise<Diagnostic[] | undefined> {
+    return this.#diagnostics.of(doc, deadline);
   }
 
   /** A note for `lsp status` (a file left out, something said of a file outside the workspace). */
@@ -509,16 +288,14 @@ export class LanguageServer {
 
   /** A server asked something that has said nothing for `hungAfterMs` is ended and restarted. */
   #checkHealth(): void {
-    const { hungAfterMs } = this.ctx.timing;
-    const silent = Date.now() - Math.max(this.#lastHeard, this.#pendingSince);
-    if (this.#pending > 0 && silent > hungAfterMs)
-      this.#fail(`answered nothing for ${hungAfterMs / 1000} s while asked (hung); ended`);
+    const hung = this.#liveness.hung();
+    if (hung) this.#fail(hung);
   }
 
   /** The server failed: its process group ended, a restart scheduled with backoff (or given up). */
   #fail(message: string): void {
     this.#generation++;
-    this.#pending = 0;
+    this.#liveness.forget();
     this.#teardown();
     const delay = this.#restarts.failure();
     this.#lastError = {
@@ -542,14 +319,14 @@ export class LanguageServer {
     this.#mode = undefined;
     this.#startedAt = null;
     this.docs.clear();
-    this.#pushed.clear();
+    this.#diagnostics.clear();
   }
 
   /** Stops it: `shutdown` and `exit` asked for, then its process group ended. */
   async stop(): Promise<void> {
     this.#stopping = true;
     this.#generation++;
-    this.#pending = 0;
+    this.#liveness.forget();
     this.#restarts.cancel();
     clearInterval(this.#watch);
     const conn = this.#conn;
@@ -566,7 +343,7 @@ export class LanguageServer {
     this.#conn = undefined;
     this.#process = undefined;
     this.docs.clear();
-    this.#pushed.clear();
+    this.#diagnostics.clear();
     this.#startedAt = null;
     this.#setState('stopped');
   }
@@ -578,13 +355,6 @@ export class LanguageServer {
     if (JSON.stringify(before) === JSON.stringify(spec) || this.#state === 'stopped') return;
     await this.stop();
     this.start();
-  }
-
-  /** The last line the server wrote on stderr, and where the rest is. */
-  #stderrHint(): string {
-    const last = this.#stderrTail.trim().split('\n').at(-1)?.trim();
-    this.#stderrTail = '';
-    return `${last ? `: ${last.slice(0, 200)}` : ''} (its log: ${this.#log.file})`;
   }
 
   #setState(state: LspServerState): void {
@@ -607,7 +377,7 @@ export class LanguageServer {
       startedAt: this.#startedAt,
       restarts: this.#restarts.count,
       files: this.docs.size,
-      lastDiagnosticsAt: this.#lastDiagnosticsAt,
+      lastDiagnosticsAt: this.#diagnostics.lastAt,
       lastError: this.#lastError,
       nextRestartAt: this.#restarts.nextAt,
       notes: this.#notes,
@@ -617,20 +387,3 @@ export class LanguageServer {
     };
   }
 }
-
-/** How diagnostics are read, from what the server said it can do. */
-const modeOf = (init: InitializeResult): DiagnosticsMode => {
-  if (init.capabilities.diagnosticProvider) return 'pull';
-  const commands = init.capabilities.executeCommandProvider?.commands ?? [];
-  return commands.includes(TSSERVER_REQUEST) ? 'tsserver' : 'push';
-};
-
-/** Lines for a server's log, each with time and where it came from. */
-const stamp = (source: string, text: string): string => {
-  const time = new Date().toISOString();
-  return text
-    .replace(/\r?\n$/, '')
-    .split(/\r?\n/)
-    .map((line) => `${time} [${source}] ${line}\n`)
-    .join('');
-};
