@@ -35,7 +35,7 @@ const TEMPLATE_MARKERS: [string, ToolCallFamily][] = [
 ];
 
 /** The family a chat template writes calls in, if it names one. */
-export const templateFamily = (template: string): ToolCallFamily | undefined =>
+const templateFamily = (template: string): ToolCallFamily | undefined =>
   TEMPLATE_MARKERS.find(([marker]) => template.includes(marker))?.[1];
 
 /** The decision for a `/api/show` answer about `model`. */

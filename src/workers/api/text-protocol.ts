@@ -7,7 +7,7 @@ import type { ToolSpec } from '../protocol/api.ts';
 /** The line prefix a model writes to call a tool under the text protocol. */
 export const TOOL_CALL_MARKER = 'TOOL_CALL:';
 /** The line prefix of a result given back to the model. */
-export const TOOL_RESULT_MARKER = 'TOOL_RESULT:';
+const TOOL_RESULT_MARKER = 'TOOL_RESULT:';
 
 /** The `TOOL_CALL:` line for a call, as the model should have written it. */
 export const formatToolCall = (call: { name: string; args: Record<string, unknown> }): string =>

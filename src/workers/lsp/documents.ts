@@ -2,7 +2,7 @@ import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { toUri } from './files.ts';
 
 /** The documents a server keeps open at most; the least recently used is closed past it. */
-export const MAX_OPEN_DOCUMENTS = 64;
+const MAX_OPEN_DOCUMENTS = 64;
 
 /** A file as its server has it open: the text and version sent last, and what it said of them. */
 export interface OpenDocument {

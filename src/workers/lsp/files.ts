@@ -7,14 +7,13 @@ import { ConfinedError, isInside } from '../shared/confine.ts';
 // workspace file's text only: nothing outside the root, nothing over the size limit, no binary.
 
 /** The most a language server is given of one file; a larger one is left out (a note says so). */
-export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
+const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
 
 /** How far into a file a NUL byte makes it binary (as git and grep judge it). */
 const BINARY_PROBE = 8000;
 
 /** A file's text for its server, or why it is not given one. */
-export type DocumentRead =
-  { ok: true; text: string } | { ok: false; reason: string; missing?: boolean };
+type DocumentRead = { ok: true; text: string } | { ok: false; reason: string; missing?: boolean };
 
 /** Where files may be read from: the root, minus what is excluded (`$NIFFLER_HOME`). */
 export interface Place {

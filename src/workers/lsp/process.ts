@@ -13,13 +13,13 @@ import { inSandbox, probeBwrapSync, type Launch } from '../shared/sandbox-comman
 import { parentDeathWrapper } from '../shared/parent-death.ts';
 
 /** How a server process ended. */
-export interface ServerExit {
+interface ServerExit {
   code: number | null;
   signal: NodeJS.Signals | null;
 }
 
 /** What a language server's process is spawned with, and where it is recorded while it runs. */
-export interface SpawnOptions {
+interface SpawnOptions {
   root: string;
   /** Where the process group is recorded (a daemon killed with -9 leaves nothing unreaped). */
   serversDir?: string;

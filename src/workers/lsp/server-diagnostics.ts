@@ -43,7 +43,7 @@ interface Pushed {
 }
 
 /** What the diagnostics need of their server. */
-export interface DiagnosticsHost {
+interface DiagnosticsHost {
   readonly place: Place;
   /** How it reads them (undefined while it does not run). */
   mode(): DiagnosticsMode | undefined;

@@ -40,7 +40,7 @@ const LISTS: {
  * honours the server's `ttlMs` cache hint (a fresh list comes from the client's response cache),
  * and leaves out tools whose `x-mcp-header` annotations are invalid (SEP-2243).
  */
-export const listPart = <P extends CatalogPart>(
+const listPart = <P extends CatalogPart>(
   client: Client,
   part: P,
   options: CacheableRequestOptions = {},
@@ -74,7 +74,7 @@ const REFRESH_DEBOUNCE_MS = 150;
  * Re-lists parts of a catalog after `list_changed` notifications: debounced per part, each
  * listing bypassing the response cache the notification made stale.
  */
-export class CatalogRefresher {
+class CatalogRefresher {
   private readonly timers = new Map<CatalogPart, NodeJS.Timeout>();
 
   constructor(
@@ -108,7 +108,7 @@ export class CatalogRefresher {
 }
 
 /** What a `CatalogKeeper` tells its connection. */
-export interface CatalogHooks {
+interface CatalogHooks {
   changed: (part: CatalogPart) => void;
   note: (problem: string) => void;
   log: (text: string) => void;

@@ -35,7 +35,7 @@ export interface ClientSide {
 }
 
 /** `file://` roots for `roots/list`. */
-export const rootsOf = (paths: readonly string[]) =>
+const rootsOf = (paths: readonly string[]) =>
   paths.map((p) => ({ uri: pathToFileURL(p).href, name: basename(p) || p }));
 
 /** Installs the handlers of server → client requests and notifications on a fresh `Client`. */

@@ -2,7 +2,7 @@ import type { McpServerState, McpTransportKind } from '../protocol/mcp.ts';
 import type { Health } from './backoff.ts';
 
 /** How a server process ended. */
-export interface ProcessEnd {
+interface ProcessEnd {
   code: number | null;
   signal: NodeJS.Signals | null;
   /** The limit it ended on, as a phrase (see `ProcessExit.limit`). */

@@ -40,7 +40,7 @@ type Log = (level: 'info' | 'warn', msg: string, data: Record<string, unknown>) 
  * what it is given — transport, command, arguments, working directory, the names (not the values)
  * of its environment variables and headers, its URL — and niffler's version.
  */
-export const catalogDigest = (spec: McpServerSpec, version: string): string =>
+const catalogDigest = (spec: McpServerSpec, version: string): string =>
   createHash('sha256')
     .update(
       JSON.stringify([

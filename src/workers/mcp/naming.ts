@@ -6,7 +6,7 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 const MAX = 64;
 const SEPARATOR = '__';
 
-export interface ToolRef {
+interface ToolRef {
   server: string;
   tool: string;
 }

@@ -21,7 +21,7 @@ const MAX_VERDICTS = 500;
  * it was given in (`partition`). Past either, the era is still known: the connect discovers anew
  * without probing.
  */
-export type Verdict =
+type Verdict =
   | {
       era: 'modern';
       discover: DiscoverResult;

@@ -27,9 +27,9 @@ const MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** A line longer than this is read by a SpillingParser as it arrives, not held whole. */
 const SPILL_AT_BYTES = 1024 * 1024;
 
-export { SAFE_ENV_KEYS, safeEnvironment } from '../shared/environment.ts';
+export { safeEnvironment } from '../shared/environment.ts';
 
-export interface ProcessTransportOptions {
+interface ProcessTransportOptions {
   command: string;
   args: string[];
   cwd: string;

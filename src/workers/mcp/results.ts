@@ -9,7 +9,7 @@ import { readSpilled, type SpillInfo } from './spill.ts';
 
 type McpContent = CallToolResult['content'][number];
 
-export interface ResultOptions {
+interface ResultOptions {
   maxChars: number;
   outputsDir: string;
   /** Used in the saved file's name. */

@@ -362,7 +362,7 @@ export class ServerBase {
 }
 
 /** A revision in words: `+a, -b, ~c` (added, removed, changed). */
-export const describeRevision = (revision: CatalogRevision): string =>
+const describeRevision = (revision: CatalogRevision): string =>
   [
     ...revision.added.map((name) => `+${name}`),
     ...revision.removed.map((name) => `-${name}`),

@@ -22,7 +22,7 @@ export interface ProcessExit {
 }
 
 /** How a stdio server is spawned: the command (limited, maybe sandboxed) and its environment. */
-export interface ServerLaunch extends Launch {
+interface ServerLaunch extends Launch {
   env: Record<string, string>;
   /** Names the limit an exit was caused by, for the server's last error. */
   explainExit: (exit: ProcessExit) => string | undefined;

@@ -22,7 +22,7 @@ const KEY = randomBytes(16).toString('hex');
 const MARK = `\u0000niffler-spill:${KEY}:`;
 
 /** `start` standing for a whole text saved as `info` says. */
-export const spilledText = (start: string, info: SpillInfo): string =>
+const spilledText = (start: string, info: SpillInfo): string =>
   `${start}${MARK}${JSON.stringify(info)}`;
 
 /** The start and the file of a text that `spilledText` made; undefined for any other text. */

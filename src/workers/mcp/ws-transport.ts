@@ -6,7 +6,7 @@ import {
 } from '@modelcontextprotocol/client';
 import WebSocket from 'ws';
 
-export interface WebSocketTransportOptions {
+interface WebSocketTransportOptions {
   /** Sent on the HTTP upgrade request (an `Authorization` header, say). */
   headers?: Record<string, string>;
   /** A frame that is not JSON-RPC: logged, never fatal. */

@@ -7,13 +7,13 @@ export type Provider = (typeof PROVIDERS)[number];
 
 /** How tools reach a model: its native tool calling, the `TOOL_CALL:` text protocol, or native first. */
 export const TOOL_PROTOCOLS = ['native', 'text', 'auto'] as const;
-export type ToolProtocol = (typeof TOOL_PROTOCOLS)[number];
+type ToolProtocol = (typeof TOOL_PROTOCOLS)[number];
 
 /**
  * The model families whose call syntax is recovered when it arrives as text (see
  * `workers/api/recovery/`), in the order `auto` tries them; `niffler` is the `TOOL_CALL:` protocol.
  */
-export const TOOL_CALL_FAMILIES = [
+const TOOL_CALL_FAMILIES = [
   'niffler',
   'harmony',
   'hermes',
@@ -38,7 +38,7 @@ export type ToolCallFamily = (typeof TOOL_CALL_FAMILIES)[number];
 export const TOOL_CALL_FORMATS = ['auto', 'none', ...TOOL_CALL_FAMILIES] as const;
 export type ToolCallFormat = (typeof TOOL_CALL_FORMATS)[number];
 
-export interface TextPart {
+interface TextPart {
   type: 'text';
   text: string;
 }

@@ -174,7 +174,7 @@ export type LspCalls = {
   shutdown: { params: object; result: object };
 };
 
-export type LspMethod = keyof LspCalls;
+type LspMethod = keyof LspCalls;
 
 export type LspRequest =
   | { [K in LspMethod]: { type: K; id: number } & LspCalls[K]['params'] }[LspMethod]

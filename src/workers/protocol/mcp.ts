@@ -12,7 +12,7 @@ export type McpTransportKind = (typeof MCP_TRANSPORTS)[number];
 export const MODERN_REVISION = '2026-07-28';
 
 /** Whether the engine lets a server start at all: config `enabled` and workspace trust. */
-export type McpGate = 'startable' | 'disabled' | 'untrusted';
+type McpGate = 'startable' | 'disabled' | 'untrusted';
 
 /** Levels of MCP `notifications/message` (RFC 5424, as the protocol names them). */
 export type McpLogLevel =
@@ -81,7 +81,7 @@ export interface McpServerSpec {
 
 /** Config `mcpServers.X.protocol`. */
 export const MCP_PROTOCOL_SETTINGS = ['auto', 'legacy', MODERN_REVISION] as const;
-export type McpProtocolSetting = (typeof MCP_PROTOCOL_SETTINGS)[number];
+type McpProtocolSetting = (typeof MCP_PROTOCOL_SETTINGS)[number];
 
 /** `mcpServers.X.cache`: `ttlSeconds` for every eligible tool, `tools` per tool (wins). */
 export interface McpCacheSpec {
@@ -414,7 +414,7 @@ export type McpCalls = {
   shutdown: { params: object; result: object };
 };
 
-export type McpMethod = keyof McpCalls;
+type McpMethod = keyof McpCalls;
 
 export type McpRequest =
   | { [K in McpMethod]: { type: K; id: number } & McpCalls[K]['params'] }[McpMethod]

@@ -7,7 +7,7 @@ export type ToolContent =
   | { type: 'resource'; uri: string; mimeType?: string; text?: string; blob?: string };
 
 /** Codes of expected tool failures: data the model reads, never a thrown error. */
-export type ToolErrorCode =
+type ToolErrorCode =
   | 'invalid-args'
   | 'not-found'
   | 'outside-workspace'

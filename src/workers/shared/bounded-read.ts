@@ -11,7 +11,7 @@ const readAsync = promisify(read);
 const CHUNK = 64 * 1024;
 
 /** What `readBoundedFile` may read, and from where. */
-export interface BoundedReadOptions {
+interface BoundedReadOptions {
   /** Bytes at most; a longer file is refused (`too-large`) without being read whole. */
   maxBytes: number;
   /** Directories the file must really be inside, symlinks resolved; anywhere when absent. */
@@ -124,7 +124,7 @@ export const readAt = async (fd: number, length: number, position: number): Prom
 };
 
 /** One line of a streamed file: 1-based number, text without `\n`, and whether it was cut. */
-export interface Line {
+interface Line {
   n: number;
   text: string;
   cut: boolean;

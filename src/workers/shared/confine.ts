@@ -19,7 +19,7 @@ export interface ConfinePolicy {
   want?: 'file' | 'dir' | 'any';
 }
 
-export type ConfinedErrorCode =
+type ConfinedErrorCode =
   | 'not-found'
   | 'outside'
   | 'excluded'
@@ -56,7 +56,7 @@ export const isInside = (child: string, parent: string): boolean =>
 const KERNEL_DIRS = ['/proc', '/sys'];
 
 /** What a non-regular file is, in words. */
-export const kindOf = (stats: Stats): string =>
+const kindOf = (stats: Stats): string =>
   stats.isDirectory()
     ? 'a directory'
     : stats.isFIFO()

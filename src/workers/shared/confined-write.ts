@@ -23,7 +23,7 @@ const nearestExisting = (dir: string, policy: ConfinePolicy, shown: string) => {
  * each is made inside its already checked parent (through the parent's descriptor) and opened
  * without following symlinks, so a directory swapped for a symlink meanwhile is refused.
  */
-export const openConfinedDir = (
+const openConfinedDir = (
   dir: string,
   policy: ConfinePolicy,
   options: { create?: boolean; shown?: string } = {},

@@ -1,5 +1,5 @@
 /** Variables a child (bash, an MCP server) inherits from niffler; everything else must be named. */
-export const SAFE_ENV_KEYS = ['PATH', 'HOME', 'USER', 'LANG', 'TERM', 'SHELL', 'TMPDIR'] as const;
+const SAFE_ENV_KEYS = ['PATH', 'HOME', 'USER', 'LANG', 'TERM', 'SHELL', 'TMPDIR'] as const;
 
 /**
  * The minimal environment of a child: `SAFE_ENV_KEYS` and the `pass` names taken from `from`,

@@ -35,7 +35,7 @@ export interface GuardedEntry {
 }
 
 /** What a sandbox keeps read-only for git, and which `.git` entries it checks afterwards. */
-export interface GitPlaces {
+interface GitPlaces {
   readOnly: string[];
   guard: GuardedEntry[];
 }

@@ -2,7 +2,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 /** How long a saved output is kept, and how much of them at most. */
-export interface PruneLimits {
+interface PruneLimits {
   maxAgeMs: number;
   maxBytes: number;
 }

@@ -30,7 +30,7 @@ export const redactKnown = (text: string, secrets: Iterable<string>): string => 
 };
 
 /** What an MCP server entry keeps secret, in the config's shape and the worker's spec alike. */
-export interface ServerSecrets {
+interface ServerSecrets {
   env?: Record<string, string>;
   headers?: Record<string, string>;
   oauth?: {

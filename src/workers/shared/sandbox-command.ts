@@ -44,7 +44,7 @@ export const findExecutable = (
 export const NO_RC = ['--norc', '--noprofile'];
 
 /** The `ulimit` commands for `limits`, or '' when none is set. */
-export const ulimitScript = (limits: ResourceLimits): string => {
+const ulimitScript = (limits: ResourceLimits): string => {
   const set: string[] = [];
   if (limits.cpuSeconds) set.push(`ulimit -t ${Math.ceil(limits.cpuSeconds)}`);
   // RLIMIT_DATA, not RLIMIT_AS: runtimes (V8, Go, the JVM) reserve far more address space than
@@ -124,7 +124,7 @@ const protectedPaths = (policy: SandboxPolicy, writable: readonly string[]): str
  * inside readable or writable ones again (a workspace under a hidden home stays visible;
  * `$NIFFLER_HOME` inside the workspace stays hidden).
  */
-export const bwrapArgs = (policy: SandboxPolicy, cwd: string): string[] => {
+const bwrapArgs = (policy: SandboxPolicy, cwd: string): string[] => {
   const hidden = existing(policy.hide);
   const writable = existing(policy.write);
   const readable = existing(policy.read ?? []);

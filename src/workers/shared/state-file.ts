@@ -18,7 +18,7 @@ import { writeAtomicSync } from './atomic.ts';
 // each other's write.
 
 /** What reading a state file found: its text, nothing, or why it cannot be relied on. */
-export type StateRead =
+type StateRead =
   { kind: 'text'; text: string } | { kind: 'missing' } | { kind: 'refused'; why: string };
 
 const MAX_STATE_BYTES = 4 * 1024 * 1024;

@@ -28,7 +28,7 @@ const tell = (io: ToolIo, message: ToolPortMessage) => io.port?.postMessage(mess
 /** bubblewrap as found in this thread, when the pool's owner did not say (tests call in-process). */
 let probed: Promise<BwrapProbe> | undefined;
 
-export interface Plan {
+interface Plan {
   launch: Launch;
   sandboxed: boolean;
   env: Record<string, string>;
@@ -40,7 +40,7 @@ export interface Plan {
 }
 
 /** What a command may have besides bash's own: variables, and directories it may write. */
-export interface PlanExtra {
+interface PlanExtra {
   env?: Record<string, string>;
   writable?: readonly string[];
 }
@@ -215,7 +215,7 @@ export const bash = async (
 };
 
 /** Where a command's output goes (both streams together, or each), and what it reads on stdin. */
-export interface GroupOutput {
+interface GroupOutput {
   all?: (chunk: Buffer | string) => void;
   stdout?: (chunk: Buffer | string) => void;
   stderr?: (chunk: Buffer | string) => void;

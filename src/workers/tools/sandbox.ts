@@ -21,7 +21,7 @@ export { isInside } from '../shared/confine.ts';
  * `read` may also use the outputs directory and the read-only paths (active skills of yours);
  * `write` only the workspace and allowed paths.
  */
-export type Access = 'read' | 'write';
+type Access = 'read' | 'write';
 
 /** A path that passed confinement: `real` has no symlink left in it. */
 export interface Resolved {

@@ -13,7 +13,7 @@ import {
 } from './search/rules.ts';
 
 /** One entry met while walking; `rel` is relative to the start, with "/" separators. */
-export interface WalkEntry {
+interface WalkEntry {
   rel: string;
   /** Real path: the directory's real path (read from its descriptor) and the name. */
   abs: string;
@@ -26,7 +26,7 @@ export interface WalkEntry {
   depth: number;
 }
 
-export interface WalkOptions {
+interface WalkOptions {
   /** The real top: ignore files are read from here down to `start`. */
   root: string;
   /** The real directory to walk. */

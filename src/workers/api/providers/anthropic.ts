@@ -28,7 +28,7 @@ const block = (part: UserPart): TextBlockParam | ImageBlockParam =>
  * Messages API turns: system messages become `system`, tool results become `tool_result`
  * blocks (images inside them for vision models), consecutive results share one user turn.
  */
-export const toAnthropicMessages = (messages: ChatMessage[], vision: boolean): MessageParam[] => {
+const toAnthropicMessages = (messages: ChatMessage[], vision: boolean): MessageParam[] => {
   const out: MessageParam[] = [];
   let resultTurn: { role: 'user'; content: ContentBlockParam[] } | undefined;
   for (const m of messages) {

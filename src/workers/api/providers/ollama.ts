@@ -7,7 +7,7 @@ import type { ProviderStream } from './provider.ts';
 import { isObject } from '../../shared/is-object.ts';
 
 /** Native `/api/chat` messages: images ride in `images`, tool results name their tool. */
-export const toOllamaMessages = (messages: ChatMessage[], vision: boolean): Message[] =>
+const toOllamaMessages = (messages: ChatMessage[], vision: boolean): Message[] =>
   messages.map((m): Message => {
     switch (m.role) {
       case 'system':

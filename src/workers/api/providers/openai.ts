@@ -22,7 +22,7 @@ const contentParts = (parts: ReturnType<typeof visibleParts>): ChatCompletionCon
  * Chat-completions messages. Tool messages carry text only, so a vision model gets a tool's
  * images in a user message right after the results; other models get a note in the result.
  */
-export const toOpenAiMessages = (
+const toOpenAiMessages = (
   messages: ChatMessage[],
   vision: boolean,
 ): ChatCompletionMessageParam[] => {

@@ -25,7 +25,7 @@ export interface ProviderCall {
 export type ProviderStream = (call: ProviderCall) => AsyncGenerator<LlmEvent, void, undefined>;
 
 /** A logger in the shape the anthropic client accepts, posting to main. */
-export const sdkLogger = (log: WorkerLog) => ({
+const sdkLogger = (log: WorkerLog) => ({
   error: (msg: string, ...rest: unknown[]) => log('error', msg, { detail: rest.map(String) }),
   warn: (msg: string, ...rest: unknown[]) => log('warn', msg, { detail: rest.map(String) }),
   info: (msg: string, ...rest: unknown[]) => log('info', msg, { detail: rest.map(String) }),

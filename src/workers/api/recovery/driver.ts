@@ -22,7 +22,7 @@ import type { Family, RawCall, ReadContext, Step } from './types.ts';
 
 type Mode = 'text' | 'fence' | 'reasoning' | 'call' | 'after' | 'stopped';
 
-export interface DriverOptions {
+interface DriverOptions {
   families: readonly Family[];
   tools: readonly ToolSpec[];
   protocol: 'native' | 'text';

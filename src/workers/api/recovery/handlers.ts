@@ -4,7 +4,7 @@ import type { Family, OpenerMatch, Position, ReadContext } from './types.ts';
 // The table the driver looks openers up in: every family's openers, thinking blocks, control
 // tokens and fences, indexed by their first character, in the order they are tried.
 
-export type Handler =
+type Handler =
   /** One opener and the families that share it, in their order (`<tool_call>` has four). */
   | { kind: 'family'; families: Family[]; match: OpenerMatch; at: Position }
   | { kind: 'think'; match: OpenerMatch; close: readonly string[] }
@@ -12,7 +12,7 @@ export type Handler =
   | { kind: 'fence'; match: OpenerMatch };
 
 /** A literal opener: its length when it is there, 0 when the text ends inside it, else -1. */
-export const literal =
+const literal =
   (opener: string): OpenerMatch =>
   (text, i) => {
     const n = Math.min(opener.length, text.length - i);

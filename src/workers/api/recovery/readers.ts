@@ -8,7 +8,7 @@ const NONE: Step = { kind: 'none' };
 const MORE: Step = { kind: 'more' };
 
 /** Calls, or `none` when the parse found none. */
-export const callsOrNone = (calls: RawCall[] | undefined, rest: string): Step =>
+const callsOrNone = (calls: RawCall[] | undefined, rest: string): Step =>
   calls && calls.length > 0 ? { kind: 'calls', calls, rest } : NONE;
 
 /**

@@ -21,7 +21,7 @@ import type { Family } from './types.ts';
 // Every family, by id; `TOOL_CALL_FAMILIES` (protocol/api.ts) is the order `auto` tries them in:
 // where two share an opener (`<tool_call>`: Hermes' JSON, Qwen3-Coder's XML, GLM's pairs,
 // Granite's array), the first whose syntax the text fits takes it.
-export const FAMILIES: Record<ToolCallFamily, Family> = {
+const FAMILIES: Record<ToolCallFamily, Family> = {
   niffler,
   harmony,
   hermes,

@@ -21,7 +21,7 @@ export class Pieces {
   }
 }
 
-export type Found = { body: string; closer: string; rest: string };
+type Found = { body: string; closer: string; rest: string };
 
 /**
  * Reads up to the first of `closers`. `push` returns what came before it and after it once it
@@ -134,7 +134,7 @@ export class BalancedScan {
 }
 
 /** The prefix of `text` made of white space. */
-export const leadingSpace = (text: string): number => {
+const leadingSpace = (text: string): number => {
   let i = 0;
   while (i < text.length && /\s/.test(text[i]!)) i++;
   return i;

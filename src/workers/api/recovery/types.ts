@@ -63,7 +63,7 @@ export type Position =
   /** At the start of a line, after spaces at most (bare JSON, fences, `>>>`). */
   | 'line';
 
-export interface Opener {
+interface Opener {
   /** A literal, or a matcher; a literal's first character also indexes it. */
   text: string | OpenerMatch;
   /** The characters a matcher's opener can start with (for a literal: its first). */

@@ -11,7 +11,7 @@ const escape = (text: string) =>
   text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 /** What the browser brought back: the code, and the issuer that sent it (RFC 9207), if named. */
-export interface Callback {
+interface Callback {
   code: string;
   iss?: string;
 }

@@ -6,7 +6,7 @@ import { authFileName } from '../../shared/auth-file.ts';
 import type { StoredDpopKey } from './dpop.ts';
 
 /** The client registration and the tokens one authorization server issued. */
-export interface Credentials {
+interface Credentials {
   client?: StoredOAuthClientInformation;
   tokens?: StoredOAuthTokens;
   /** Epoch ms when the access token expires (from `expires_in`). */
@@ -20,7 +20,7 @@ export interface Credentials {
  * which issuer saved last. A file of wave 1 holds one unstamped set at the top level instead; it
  * serves until an issuer saves, which then adopts it (no new login where the issuer is the same).
  */
-export interface StoredAuth extends Credentials {
+interface StoredAuth extends Credentials {
   url: string;
   issuers?: Record<string, Credentials>;
   latest?: string;

@@ -7,7 +7,7 @@ import type { SearchSpec } from './spec.ts';
 // output budget — then the answer says the offset to continue from.
 
 /** Why an answer stopped taking entries. */
-export type Full = 'head' | 'output';
+type Full = 'head' | 'output';
 
 /** Why a search ended before it had looked at everything. */
 export interface Incomplete {

@@ -6,7 +6,7 @@ import type { ScanRules } from '../../protocol/search.ts';
 import { isSkipped, parseRules, type ChainLink, type DirRules, type RuleContext } from './rules.ts';
 
 /** An ignore file larger than this is not read (a real one is a few KiB). */
-export const MAX_IGNORE_BYTES = 1024 * 1024;
+const MAX_IGNORE_BYTES = 1024 * 1024;
 
 /** An ignore file's text, or '' when it is missing, refused or unreadable. */
 export const readIgnoreFile = (file: string, policy: ConfinePolicy): string => {

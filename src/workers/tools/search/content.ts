@@ -15,7 +15,7 @@ export interface TextBudget {
 }
 
 /** A line as shown: a carriage return dropped, cut to `max` characters. */
-export const showLine = (text: string, max: number): string => {
+const showLine = (text: string, max: number): string => {
   const line = text.endsWith('\r') ? text.slice(0, -1) : text;
   return line.length > max ? `${line.slice(0, max)}…` : line;
 };

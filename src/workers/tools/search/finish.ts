@@ -7,7 +7,7 @@ import type { Listing } from './listing.ts';
 import type { SearchSpec } from './spec.ts';
 
 /** What a search ends with: what `finish` reads of it. */
-export interface Finished {
+interface Finished {
   spec: SearchSpec;
   answer: Answer;
   listing: Listing;

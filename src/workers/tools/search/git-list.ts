@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ConfinePolicy } from '../../shared/confine.ts';
 import { readIgnoreFile } from './chain.ts';
@@ -25,7 +25,7 @@ const gitEnv = (): NodeJS.ProcessEnv => ({
 });
 
 /** How a git command ended: its exit code (null: killed or not started) and what it said. */
-export interface GitEnd {
+interface GitEnd {
   code: number | null;
   stderr: string;
 }
@@ -120,25 +120,6 @@ export const gitPaths = (
   const stuck = watchStuck(child.pid, done);
   void stuck.then((isStuck) => isStuck && child.kill('SIGKILL'));
   return { done, stuck, stop: () => child.kill('SIGKILL') };
-};
-
-/** One line git prints, or null when it fails (no repository, no git). */
-export const gitLine = async (cwd: string, args: string[]): Promise<string | null> => {
-  const lines: string[] = [];
-  const run = gitPaths(cwd, args, (parts) => lines.push(...parts));
-  const end = await run.done;
-  return end.code === 0 ? lines.join('\0').trim() : null;
-};
-
-/** The top of the git repository `dir` is in (real path), or null outside one or without git. */
-export const repositoryTop = async (dir: string): Promise<string | null> => {
-  const top = await gitLine(dir, ['rev-parse', '--show-toplevel']);
-  if (!top) return null;
-  try {
-    return realpathSync(top);
-  } catch {
-    return null;
-  }
 };
 
 /** True when a `.git` is in `dir` or a directory above it (metadata only: nothing is read). */

@@ -1,5 +1,5 @@
 /** What grep looks for. */
-export interface MatchSpec {
+interface MatchSpec {
   pattern: string;
   ignoreCase: boolean;
   /** Matches may span lines, and `.` matches a newline too (ripgrep's -U --multiline-dotall). */

@@ -9,7 +9,7 @@ import ignore, { type Ignore } from 'ignore';
 export const IGNORE_FILES = ['.rgignore', '.ignore', '.gitignore'] as const;
 
 /** What a rule says of a path: skip it, keep it (a `!` rule), or nothing. */
-export type Match = 'ignore' | 'whitelist' | undefined;
+type Match = 'ignore' | 'whitelist' | undefined;
 
 /** The rules of one directory, by the file they came from. */
 export interface DirRules {
@@ -54,7 +54,7 @@ interface CompiledRule {
  * rule list is read for that, its public `checkIgnore` taken instead should a later version
  * change the list's shape.
  */
-export class RuleSet {
+class RuleSet {
   readonly #rules: CompiledRule[] | null;
   readonly #pathRules: number[] = [];
   readonly #byName = new Map<string, number>();

@@ -29,11 +29,11 @@ export interface SearchSpec {
  * any depth (as ripgrep's --glob does). Hidden paths are the ignore rules' to decide (skipped
  * unless a rule keeps them, or the pattern names a dot), so the pattern matches them too.
  */
-export const globMatcher = (pattern: string): ((rel: string) => boolean) =>
+const globMatcher = (pattern: string): ((rel: string) => boolean) =>
   picomatch(pattern, { dot: true, basename: !pattern.includes('/') });
 
 /** True when the pattern can match a dotfile or a path through a dot directory. */
-export const namesDotfiles = (pattern: string): boolean => /(^|\/|\{|,)\./.test(pattern);
+const namesDotfiles = (pattern: string): boolean => /(^|\/|\{|,)\./.test(pattern);
 
 /** grep's `glob`: "!" in front leaves the files it matches out. */
 const fileFilter = (glob: string): ((rel: string) => boolean) => {

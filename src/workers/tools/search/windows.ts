@@ -85,7 +85,7 @@ const beforeBinary = (data: Buffer, start: number, nul: number): Buffer => {
 };
 
 /** What reading one file needs. */
-export interface Reading {
+interface Reading {
   fd: number;
   size: number;
   matcher: LineMatcher;

@@ -11,7 +11,7 @@ import type { Family, OpenerMatch, RawCall } from '../types.ts';
 const FENCE = /^```tool_code[ \t]*(\r?\n)?/;
 
 /** A ```tool_code line at the start of a line: its length, 0 while it may still be one. */
-export const toolCodeFence: OpenerMatch = (text, i) => {
+const toolCodeFence: OpenerMatch = (text, i) => {
   const rest = text.slice(i, i + 20);
   if ('```tool_code'.startsWith(rest)) return 0;
   const m = FENCE.exec(rest);

@@ -10,7 +10,7 @@ import type { Family } from '../types.ts';
 
 const MESSAGE = '<|message|>';
 /** Where an analysis message ends (harmony's end tokens). */
-export const HARMONY_END = ['<|end|>', '<|return|>', '<|call|>'] as const;
+const HARMONY_END = ['<|end|>', '<|return|>', '<|call|>'] as const;
 
 export const harmony: Family = {
   id: 'harmony',

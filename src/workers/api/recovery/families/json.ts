@@ -13,7 +13,7 @@ const LANGS = ['', 'json', 'jsonc', 'tool_call', 'tool_calls', 'xml'];
 const FENCE = /^```([\w-]*)[ \t]*(\r?\n)?/;
 
 /** A fence line that may open a call at the start of a line: its length, 0 while it may be one. */
-export const callFence: OpenerMatch = (text, i) => {
+const callFence: OpenerMatch = (text, i) => {
   const rest = text.slice(i, i + 24);
   if (rest.length < 3) return '```'.startsWith(rest) ? 0 : -1;
   const m = FENCE.exec(rest);

@@ -10,14 +10,14 @@ import type { Family, OpenerMatch, Reader } from '../types.ts';
 // (vLLM tests/entrypoints/openai/tool_parsers/test_llama3_json_tool_parser.py; SGLang
 // test/srt/test_function_call_parser.py TestLlama32Detector.)
 
-export const PYTHON_TAG = '<|python_tag|>';
+const PYTHON_TAG = '<|python_tag|>';
 const FIRST_KEYS = ['name', 'type', 'function', 'tool_name'];
 
 /**
  * `{` then white space and the first key of a call object: 1 (the brace) once the key is read,
  * 0 while it could still be, -1 when it is not.
  */
-export const bareCallObject: OpenerMatch = (text, i) => {
+const bareCallObject: OpenerMatch = (text, i) => {
   if (text[i] !== '{') return -1;
   let j = i + 1;
   while (j < text.length && /\s/.test(text[j]!)) j++;
@@ -30,7 +30,7 @@ export const bareCallObject: OpenerMatch = (text, i) => {
 };
 
 /** One JSON call object (the brace the opener matched comes first). */
-export const callObject = (prefix: string): Reader =>
+const callObject = (prefix: string): Reader =>
   balanced(
     '{',
     (value) => {

@@ -7,7 +7,7 @@ import { TOOL_CALL_MARKER } from '../../text-protocol.ts';
 // `TOOL_CALL: {"name": "<tool>", "args": {…}}`. The model was taught this syntax, so a call it
 // could not write is reported (the model reads the error and writes it again) instead of shown.
 
-export const FORMAT_HINT = 'Write one line: TOOL_CALL: {"name": "<tool>", "args": {…}}';
+const FORMAT_HINT = 'Write one line: TOOL_CALL: {"name": "<tool>", "args": {…}}';
 
 /** The call a `TOOL_CALL:` object holds, or why it cannot be read. */
 const readCall = (raw: string): RawCall => {

@@ -13,7 +13,7 @@ const PYTHON_START = '<|python_start|>';
 const LFM2_START = '<|tool_call_start|>';
 
 /** `[` then an offered tool's name and `(`: its length, 0 while it may still be, -1 when not. */
-export const bracketedCall: OpenerMatch = (text, i, context) => {
+const bracketedCall: OpenerMatch = (text, i, context) => {
   if (text[i] !== '[') return -1;
   const m = /^\[\s*([A-Za-z_][\w.-]*)?(\()?/.exec(text.slice(i, i + 80));
   const name = m?.[1] ?? '';

@@ -20,7 +20,7 @@ const valueEnd = (text: string, from: number): number => {
 };
 
 /** The calls of `<function=NAME>…</function>` blocks, nothing else but white space between. */
-export const xmlFunctions = (body: string, context: ReadContext): RawCall[] | undefined => {
+const xmlFunctions = (body: string, context: ReadContext): RawCall[] | undefined => {
   const calls: RawCall[] = [];
   let i = 0;
   for (;;) {
