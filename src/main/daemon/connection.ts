@@ -8,51 +8,15 @@ import { NifflerError, fromWire, toWire, type WireError } from '../errors.ts';
 import { HEARTBEAT_MS } from './deadline.ts';
 import {
   WIRE_ERROR_CODE,
+  type AttachedClient,
   type ClientCalls,
-  type ClientMethod,
   type EngineCalls,
+  type EngineHandlers,
   type EngineMethod,
-  type EngineNotification,
-  type EngineNotifications,
   type FrontendNotification,
   type FrontendNotifications,
-  type ParamsOf,
-  type ResultOf,
 } from '../protocol.ts';
 import { whenAborted } from '../../workers/shared/abort.ts';
-
-/** What the engine offers one attached front-end. */
-export interface EngineHandlers {
-  handle<M extends EngineMethod>(
-    method: M,
-    params: ParamsOf<M>,
-    context: RequestContext,
-  ): Promise<ResultOf<M>>;
-  /** Registers a front-end for pushed notifications; returns its detach function. */
-  attach(client: AttachedClient): () => void;
-  /** A notification from a front-end (the gateway's consumer messages). */
-  receive?<N extends FrontendNotification>(
-    name: N,
-    params: FrontendNotifications[N],
-    client: AttachedClient,
-  ): void;
-}
-
-export interface RequestContext {
-  client: AttachedClient;
-  signal: AbortSignal;
-}
-
-export interface AttachedClient {
-  id: number;
-  notify<N extends EngineNotification>(name: N, params: EngineNotifications[N]): void;
-  /** Asks this front-end (approvals, elicitations); rejects if it goes away or `signal` aborts. */
-  ask<M extends ClientMethod>(
-    method: M,
-    params: ClientCalls[M]['params'],
-    signal?: AbortSignal,
-  ): Promise<ClientCalls[M]['result']>;
-}
 
 /**
  * Every method of `EngineCalls`, the socket serves: a method added to `EngineCalls` and not here

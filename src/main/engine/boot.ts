@@ -1,10 +1,35 @@
 import { mkdirSync } from 'node:fs';
-import { loadConfig, type LoadedConfig } from '../extensions/workspace-config.ts';
-import { nifflerPaths } from '../paths.ts';
+import { loadConfig, type FlagOverride, type LoadedConfig } from '../config/load.ts';
+import type { Logger } from '../log.ts';
+import { nifflerPaths, type Env } from '../paths.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
-import { McpHost, mcpWorkerData } from '../threads/mcp.ts';
-import type { EngineOptions } from './engine.ts';
+import { McpHost, mcpWorkerData, type BootedMcpWorker } from '../threads/mcp.ts';
 import { mark } from '../../workers/shared/timeline.ts';
+
+export interface EngineOptions {
+  root: string;
+  env?: Env;
+  /** Command-line overrides (`--set`); only an in-process engine gets them. */
+  flags?: FlagOverride[];
+  log: Logger;
+  /** The socket the daemon listens on (null in-process). */
+  socket?: string | null;
+  /** Called when a front-end asks the daemon to stop, or one of another version asks it to restart. */
+  onStopRequested?: (reason: string) => void;
+  /** Called whenever clients or running turns change, for the idle timer. */
+  onActivity?: () => void;
+  /** Called with each config loaded, at start and at every good reload, before it is applied. */
+  onConfig?: (loaded: LoadedConfig) => void;
+  /** An MCP worker already loading its code (a cold daemon boots it first): given its data. */
+  mcpWorker?: BootedMcpWorker;
+  /** Epoch ms the daemon started (its process, for a daemon); default: when the engine is made. */
+  startedAt?: number;
+  /**
+   * A prompt is on its way (a daemon started for one): the API worker starts, and loads the
+   * model's client library, as soon as the servers are spawned, not once they are ready.
+   */
+  promptSoon?: boolean;
+}
 
 /** What an engine starts from: its config as read, and its MCP worker on the way. */
 export interface EngineStart {

@@ -1,13 +1,13 @@
 import path from 'node:path';
 import type { McpElicitationAnswer, McpSamplingAnswer } from '../../workers/protocol/mcp.ts';
-import { type FlagOverride } from '../config/load.ts';
-import { loadConfig, type LoadedConfig } from '../extensions/workspace-config.ts';
+import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import { NifflerError } from '../errors.ts';
-import type { AttachedClient, EngineHandlers, RequestContext } from '../daemon/connection.ts';
-import type { Logger } from '../log.ts';
-import { nifflerPaths, type Env, type NifflerPaths } from '../paths.ts';
+import { nifflerPaths, type NifflerPaths } from '../paths.ts';
 import type {
+  AttachedClient,
   DaemonStatus,
+  EngineHandlers,
+  RequestContext,
   EngineMethod,
   FrontendNotification,
   FrontendNotifications,
@@ -19,14 +19,8 @@ import type {
   ResultOf,
 } from '../protocol.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
-import {
-  mcpWorkerData,
-  type BootedMcpWorker,
-  type McpHost,
-  type McpHostEvent,
-} from '../threads/mcp.ts';
-import type { BootedWorker } from '../threads/entry.ts';
-import { beginEngine } from './boot.ts';
+import { mcpWorkerData, type McpHost, type McpHostEvent } from '../threads/mcp.ts';
+import { beginEngine, type EngineOptions } from './boot.ts';
 import type { Gateway } from '../gateway/gateway.ts';
 import { isLoopbackHost } from '../gateway/token.ts';
 import { ToolsHost } from '../threads/tools.ts';
@@ -64,33 +58,6 @@ import { LspService } from '../lsp/service.ts';
 import { lspHandlers } from '../lsp/handlers.ts';
 import { VERSION as VERSION_VALUE } from '../version.ts';
 import { mark } from '../../workers/shared/timeline.ts';
-
-export interface EngineOptions {
-  root: string;
-  env?: Env;
-  /** Command-line overrides (`--set`); only an in-process engine gets them. */
-  flags?: FlagOverride[];
-  log: Logger;
-  /** The socket the daemon listens on (null in-process). */
-  socket?: string | null;
-  /** Called when a front-end asks the daemon to stop, or one of another version asks it to restart. */
-  onStopRequested?: (reason: string) => void;
-  /** Called whenever clients or running turns change, for the idle timer. */
-  onActivity?: () => void;
-  /** Called with each config loaded, at start and at every good reload, before it is applied. */
-  onConfig?: (loaded: LoadedConfig) => void;
-  /** An MCP worker already loading its code (a cold daemon boots it first): given its data. */
-  mcpWorker?: BootedMcpWorker;
-  /** An API worker already loading its code (a cold daemon for a prompt boots it first). */
-  apiWorker?: BootedWorker;
-  /** Epoch ms the daemon started (its process, for a daemon); default: when the engine is made. */
-  startedAt?: number;
-  /**
-   * A prompt is on its way (a daemon started for one): the API worker starts, and loads the
-   * model's client library, as soon as the servers are spawned, not once they are ready.
-   */
-  promptSoon?: boolean;
-}
 
 interface ActiveTurn {
   client: AttachedClient;

@@ -1,8 +1,7 @@
 import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import { loadConfig } from '../extensions/workspace-config.ts';
 import { describeServer } from '../config/redact.ts';
-import type { RequestContext } from '../daemon/connection.ts';
-import type { ParamsOf, ResultOf, TrustOffer } from '../protocol.ts';
+import type { ParamsOf, RequestContext, ResultOf, TrustOffer } from '../protocol.ts';
 import { showPart, trustRepository } from '../trust/decide.ts';
 import type { Engine } from './engine.ts';
 import { promptFilesPresent } from './context/prompt.ts';

@@ -1,5 +1,11 @@
-import type { RequestContext } from '../daemon/connection.ts';
-import type { AgentInfo, ExtensionsList, ParamsOf, ResultOf, SkillInfo } from '../protocol.ts';
+import type {
+  AgentInfo,
+  ExtensionsList,
+  ParamsOf,
+  RequestContext,
+  ResultOf,
+  SkillInfo,
+} from '../protocol.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Session } from '../engine/session.ts';
 import { NifflerError } from '../errors.ts';
@@ -73,7 +79,11 @@ export const extensionHandlers = (
     'extensions/list': async () => {
       const { extensions, ignored } = usable();
       const loaded = engine.loaded!;
-      return listExtensions(extensions, ignored, skillListing(loaded.extensions, loaded.trust.level));
+      return listExtensions(
+        extensions,
+        ignored,
+        skillListing(loaded.extensions, loaded.trust.level),
+      );
     },
     'task/list': async () => engine.tasks.list(),
     'task/run': async ({ name, inputs }, { signal }) =>

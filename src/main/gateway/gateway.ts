@@ -1,8 +1,7 @@
 import type { Server } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { McpLogLevel } from '../../workers/protocol/mcp.ts';
-import type { AttachedClient } from '../daemon/connection.ts';
-import type { GatewayConsumerStatus } from '../protocol.ts';
+import type { AttachedClient, GatewayConsumerStatus } from '../protocol.ts';
 import { GatewayCatalog, type CatalogSource } from './catalog.ts';
 import { Consumer } from './consumer.ts';
 import type { GatewayDeps } from './deps.ts';

@@ -1,5 +1,4 @@
-import type { RequestContext } from '../daemon/connection.ts';
-import type { ParamsOf, ResultOf } from '../protocol.ts';
+import type { ParamsOf, RequestContext, ResultOf } from '../protocol.ts';
 import type { LspService } from './service.ts';
 
 type LspMethod = 'lsp/status';

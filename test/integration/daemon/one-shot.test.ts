@@ -10,7 +10,8 @@ import {
 } from 'vscode-jsonrpc/node';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { connectSocket } from '../../../src/main/daemon/client.ts';
-import { serveConnection, type EngineHandlers } from '../../../src/main/daemon/connection.ts';
+import { serveConnection } from '../../../src/main/daemon/connection.ts';
+import type { EngineHandlers } from '../../../src/main/protocol.ts';
 import { frame } from '../../../src/main/daemon/frames.ts';
 import { askOnce, requestDaemon } from '../../../src/main/daemon/one-shot.ts';
 import { runDaemon } from '../../../src/main/daemon/server.ts';
