@@ -34,13 +34,8 @@ import { applyElicitationDefaults, summarizeSampling } from './requests.ts';
 import { Session, type SessionDeps } from './session.ts';
 import { listSessions, readTranscript } from './transcript.ts';
 import { releaseIndex, searchSessions } from './search-index.ts';
-import {
-  knownServer,
-  leftOutNotices,
-  mcpHandlers,
-  serverInstructions,
-  serversSettled,
-} from './mcp-handlers.ts';
+import { knownServer, mcpHandlers, serverInstructions } from './mcp-handlers.ts';
+import { leftOutNotices, serversSettled } from './server-waits.ts';
 import { awaitTurnServers } from './turn-servers.ts';
 import { trustOffer, uiHandlers } from './ui-handlers.ts';
 import { extensionHandlers } from '../extensions/handlers.ts';
@@ -190,7 +185,7 @@ export class Engine implements EngineHandlers {
   get tasks(): TaskRunner {
     this.#tasks ??= new TaskRunner({
       dir: path.join(this.paths.home, 'task-runs', this.paths.key),
-      sessionDeps: () => this.#sessionDeps(),
+      newSession: (options) => Session.create(this.#sessionDeps(), options),
       loaded: () => this.#current(),
       onRun: (run) => this.broadcast('task/ran', run),
       onActivity: () => this.options.onActivity?.(),

@@ -2,20 +2,17 @@ import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { McpServerStatus, McpToolInfo } from '../../workers/protocol/mcp.ts';
 import { authFileName } from '../../workers/shared/auth-file.ts';
-import type { ResolvedServer } from '../config/load.ts';
+import type { LoadedConfig, ResolvedServer } from '../config/load.ts';
 import { NifflerError } from '../errors.ts';
-import type { ParamsOf, RequestContext, ResultOf } from '../protocol.ts';
+import type { NifflerPaths } from '../paths.ts';
+import type { GatewayConsumerStatus, ParamsOf, RequestContext, ResultOf } from '../protocol.ts';
 import { configRules, isConfigured, mcpTool } from './capabilities.ts';
-import type { Engine } from './engine.ts';
-import { whenAborted } from '../../workers/shared/abort.ts';
+import { waitForServers, type ServersView } from './server-waits.ts';
 
-type McpMethod =
-  | 'mcp/status'
-  | 'mcp/start'
-  | 'mcp/stop'
-  | 'mcp/restart'
-  | 'mcp/login'
-  | 'mcp/logout'
+/** The `mcp/*` requests about the servers themselves, and about what they offer. */
+type ServerMethod =
+  'mcp/status' | 'mcp/start' | 'mcp/stop' | 'mcp/restart' | 'mcp/login' | 'mcp/logout';
+type CatalogMethod =
   | 'mcp/tools'
   | 'mcp/call'
   | 'mcp/prompts'
@@ -25,8 +22,21 @@ type McpMethod =
   | 'mcp/complete'
   | 'mcp/trace';
 
+/** What the `mcp/*` requests need of the engine (the `Engine` is one). */
+interface McpView extends ServersView {
+  readonly loaded: LoadedConfig | null;
+  readonly configError: string | null;
+  readonly paths: Pick<NifflerPaths, 'authDir'>;
+  /** The gateway's consumers, which `mcp status` lists. */
+  gatewayConsumers(): GatewayConsumerStatus[];
+}
+
+type Handlers<M extends ServerMethod | CatalogMethod> = {
+  [K in M]: (params: ParamsOf<K>, context: RequestContext) => Promise<ResultOf<K>>;
+};
+
 /** A configured, enabled, trusted server by name, or an error that names the next step. */
-export const knownServer = (engine: Engine, name: string): ResolvedServer => {
+export const knownServer = (engine: McpView, name: string): ResolvedServer => {
   const server = engine.loaded?.servers.find((s) => s.name === name);
   if (!server) {
     const known = engine.loaded?.servers.map((s) => s.name) ?? [];
@@ -73,7 +83,7 @@ export const authFileOf = (authDir: string, url: string): string =>
   path.join(authDir, authFileName(url));
 
 /** A known server that OAuth applies to (Streamable HTTP or SSE), or an error saying why not. */
-const remoteServer = (engine: Engine, name: string): ResolvedServer & { url: string } => {
+const remoteServer = (engine: McpView, name: string): ResolvedServer & { url: string } => {
   const server = knownServer(engine, name);
   const url = server.definition.url;
   if (!url || (server.transport !== 'http' && server.transport !== 'sse'))
@@ -85,110 +95,12 @@ const remoteServer = (engine: Engine, name: string): ResolvedServer & { url: str
 };
 
 /**
- * What is left of `mcp.startupWait` counted from the daemon's start: a prompt waits at most that
- * for servers still starting. A cold `-p` (its daemon started for it) waits the rest of it; a
- * prompt to a daemon up for longer goes at once with the servers that are ready.
- */
-export const startupWaitLeft = (engine: Engine, now = Date.now()): number =>
-  Math.max(0, engine.config.mcp.startupWait * 1000 - (now - engine.startedAt));
-
-/**
- * `waitForServers` for a caller that needs no statuses, only the wait: named servers the host
- * last heard to be past starting (ready, failed, stopped…) take no round trip to the MCP worker —
- * the gateway asks this of a server before every prompt, resource and completion it forwards.
- */
-export const serversSettled = async (
-  engine: Engine,
-  names: string[] | undefined,
-  signal?: AbortSignal,
-  timeoutMs?: number,
-): Promise<void> => {
-  const known = engine.mcp.knownStatuses();
-  const past = (name: string) => known.some((s) => s.name === name && s.state !== 'starting');
-  if (names?.every(past)) return;
-  await waitForServers(engine, names, signal, timeoutMs);
-};
-
-/**
- * Resolves once none of `names` (default: all) is `starting` — each server's own start-up timeout
- * bounds that — or when `signal` aborts, or after `timeoutMs` when given (with the statuses as
- * they then are). Driven by the worker's status events, no polling.
- */
-export const waitForServers = async (
-  engine: Engine,
-  names: string[] | undefined,
-  signal?: AbortSignal,
-  timeoutMs?: number,
-): Promise<McpServerStatus[]> => {
-  const pending = (all: McpServerStatus[]) =>
-    all.filter((s) => (!names || names.includes(s.name)) && s.state === 'starting');
-  let changed: () => void = () => {};
-  const off = engine.mcp.on((event) => {
-    if (event.type === 'status' || event.type === 'worker-exit') changed();
-  });
-  // One abort listener for the whole wait (not one more per status change).
-  const onAbort = () => changed();
-  const offAbort = whenAborted(signal, onAbort);
-  let timedOut = false;
-  const timer =
-    timeoutMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          timedOut = true;
-          changed();
-        }, timeoutMs);
-  try {
-    for (;;) {
-      const next = new Promise<void>((resolve) => (changed = resolve));
-      const all = await engine.mcp.status();
-      if (pending(all).length === 0 || signal?.aborted || timedOut) return all;
-      await next;
-    }
-  } finally {
-    clearTimeout(timer);
-    off();
-    offAbort();
-  }
-};
-
-/** The attempt a server starting (or waiting to start again) is at, counting from 1. */
-const attemptOf = (status: McpServerStatus): number =>
-  status.restarts + 1 + (status.nextRestartAt !== null ? 1 : 0);
-
-/**
- * One line for each server whose tools a turn goes without (still starting, restarting, failed,
- * waiting for a login); servers stopped, disabled or untrusted on purpose are not named.
- */
-export const leftOutNotices = (statuses: McpServerStatus[]): string[] =>
-  statuses.flatMap((s) => {
-    const out = 'its tools are not in this turn';
-    const why = s.lastError?.message.split('\n')[0];
-    switch (s.state) {
-      case 'starting':
-      case 'degraded':
-        // Its tools kept from the last run are in the turn, and a call of one waits for it.
-        if (s.state === 'starting' && s.catalog === 'kept') return [];
-        return attemptOf(s) > 1 || s.state === 'degraded'
-          ? [`server "${s.name}" is restarting (attempt ${attemptOf(s)}): ${out}`]
-          : [`server "${s.name}" is still starting: ${out}`];
-      case 'failed':
-        return [
-          `server "${s.name}" has failed${why ? ` (${why})` : ''}: ${out}; start it with niffler mcp start ${s.name}`,
-        ];
-      case 'needs-auth':
-        return [`server "${s.name}" needs authorization: ${out}; run niffler mcp login ${s.name}`];
-      default:
-        return [];
-    }
-  });
-
-/**
  * Starts (or restarts) `name` by hand and reports the outcome, not the intention: the status once
  * the attempt is ready, or the server's error when it failed (the worker may still retry it, as
  * the message says). With `noWait`, the status as soon as the server is starting.
  */
 const startByHand = async (
-  engine: Engine,
+  engine: McpView,
   name: string,
   how: 'start' | 'restart',
   noWait = false,
@@ -227,13 +139,13 @@ const startByHand = async (
 };
 
 /** Waits for `server` (known and enabled; all without one) to be done starting. */
-const settle = async (engine: Engine, server: string | undefined, signal: AbortSignal) => {
+const settle = async (engine: McpView, server: string | undefined, signal: AbortSignal) => {
   if (server) knownServer(engine, server);
   await waitForServers(engine, server ? [server] : undefined, signal);
 };
 
 /** Waits for `server` to be done starting; an error naming its state when it is not ready. */
-const readyServer = async (engine: Engine, server: string, signal: AbortSignal) => {
+const readyServer = async (engine: McpView, server: string, signal: AbortSignal) => {
   knownServer(engine, server);
   const status = (await waitForServers(engine, [server], signal)).find((s) => s.name === server);
   if (status && status.state !== 'ready')
@@ -244,19 +156,50 @@ const readyServer = async (engine: Engine, server: string, signal: AbortSignal) 
 };
 
 /** The MCP tools of the ready servers that the config lets exist (include/exclude applied). */
-export const configuredMcpTools = async (engine: Engine): Promise<McpToolInfo[]> => {
+const configuredMcpTools = async (engine: McpView): Promise<McpToolInfo[]> => {
   const tools = await engine.mcp.listTools();
   if (!engine.loaded) return tools;
   const rules = configRules(engine.loaded);
   return tools.filter((tool) => isConfigured(mcpTool(tool), rules));
 };
 
-/** The `mcp/*` requests of the front-end protocol. */
-export const mcpHandlers = (
-  engine: Engine,
-): {
-  [M in McpMethod]: (params: ParamsOf<M>, context: RequestContext) => Promise<ResultOf<M>>;
-} => ({
+/** Calls a server's tool by hand (`niffler mcp call`), once the server is done starting. */
+const callByHand = async (
+  engine: McpView,
+  { server, tool, args, progressToken }: ParamsOf<'mcp/call'>,
+  { signal, client }: RequestContext,
+): Promise<ResultOf<'mcp/call'>> => {
+  knownServer(engine, server);
+  const [status] = (await waitForServers(engine, [server], signal)).filter(
+    (s) => s.name === server,
+  );
+  const info = (await configuredMcpTools(engine)).find(
+    (t) => t.server === server && t.tool === tool,
+  );
+  if (!info) {
+    if (status && status.state !== 'ready')
+      throw new NifflerError(
+        'mcp-connect',
+        `server "${server}" is ${status.state}${status.lastError ? `: ${status.lastError.message}` : ''}; see niffler mcp logs ${server}`,
+      );
+    throw new NifflerError(
+      'mcp-not-found',
+      `server "${server}" has no tool "${tool}"; list its tools with niffler mcp tools ${server}`,
+    );
+  }
+  return engine.mcp.callTool(info.name, args, {
+    signal,
+    ...(progressToken
+      ? {
+          onProgress: (p: { progress: number; total?: number; message?: string }) =>
+            client.notify('progress', { token: progressToken, ...p }),
+        }
+      : {}),
+  });
+};
+
+/** The `mcp/*` requests about the servers themselves: status, start and stop, OAuth. */
+const serverHandlers = (engine: McpView): Handlers<ServerMethod> => ({
   'mcp/status': async ({ wait }, { signal }) => ({
     servers: wait ? await waitForServers(engine, undefined, signal) : await engine.mcp.status(),
     consumers: engine.gatewayConsumers(),
@@ -276,41 +219,17 @@ export const mcpHandlers = (
     rmSync(file, { force: true });
     return { status, removed };
   },
+});
+
+/** The `mcp/*` requests about what the servers offer: tools, prompts, resources, completions. */
+const catalogHandlers = (engine: McpView): Handlers<CatalogMethod> => ({
   'mcp/tools': async ({ server }, { signal }) => {
     if (server) knownServer(engine, server);
     await waitForServers(engine, server ? [server] : undefined, signal);
     const tools = await configuredMcpTools(engine);
     return server ? tools.filter((tool) => tool.server === server) : tools;
   },
-  'mcp/call': async ({ server, tool, args, progressToken }, { signal, client }) => {
-    knownServer(engine, server);
-    const [status] = (await waitForServers(engine, [server], signal)).filter(
-      (s) => s.name === server,
-    );
-    const info = (await configuredMcpTools(engine)).find(
-      (t) => t.server === server && t.tool === tool,
-    );
-    if (!info) {
-      if (status && status.state !== 'ready')
-        throw new NifflerError(
-          'mcp-connect',
-          `server "${server}" is ${status.state}${status.lastError ? `: ${status.lastError.message}` : ''}; see niffler mcp logs ${server}`,
-        );
-      throw new NifflerError(
-        'mcp-not-found',
-        `server "${server}" has no tool "${tool}"; list its tools with niffler mcp tools ${server}`,
-      );
-    }
-    return engine.mcp.callTool(info.name, args, {
-      signal,
-      ...(progressToken
-        ? {
-            onProgress: (p: { progress: number; total?: number; message?: string }) =>
-              client.notify('progress', { token: progressToken, ...p }),
-          }
-        : {}),
-    });
-  },
+  'mcp/call': async (params, context) => callByHand(engine, params, context),
   'mcp/prompts': async ({ server }, { signal }) => {
     await settle(engine, server, signal);
     const prompts = await engine.mcp.listPrompts();
@@ -342,4 +261,10 @@ export const mcpHandlers = (
     knownServer(engine, server);
     return engine.mcp.trace(server, since);
   },
+});
+
+/** The `mcp/*` requests of the front-end protocol. */
+export const mcpHandlers = (engine: McpView): Handlers<ServerMethod | CatalogMethod> => ({
+  ...serverHandlers(engine),
+  ...catalogHandlers(engine),
 });

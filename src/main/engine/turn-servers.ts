@@ -1,6 +1,5 @@
 import type { McpServerStatus } from '../../workers/protocol/mcp.ts';
-import type { Engine } from './engine.ts';
-import { startupWaitLeft, waitForServers } from './mcp-handlers.ts';
+import { startupWaitLeft, waitForServers, type ServersView } from './server-waits.ts';
 
 /**
  * The servers a turn waits for before its first request: those still starting whose tools are not
@@ -8,7 +7,7 @@ import { startupWaitLeft, waitForServers } from './mcp-handlers.ts';
  * tools at once — a call of one waits for the server itself — and with `tools.search: always` no
  * MCP tool is sent whole, so the first request waits for no server at all.
  */
-export const serversToAwait = (
+const serversToAwait = (
   statuses: readonly McpServerStatus[],
   search: 'auto' | 'always' | 'never',
 ): string[] =>
@@ -21,7 +20,7 @@ export const serversToAwait = (
  * `serversToAwait`); resolves with every server's status then (what the turn says it goes without).
  */
 export const awaitTurnServers = async (
-  engine: Engine,
+  engine: ServersView,
   signal: AbortSignal,
 ): Promise<McpServerStatus[]> => {
   const { tools } = engine.config;

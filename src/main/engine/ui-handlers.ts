@@ -3,10 +3,18 @@ import { loadConfig } from '../extensions/workspace-config.ts';
 import { describeServer } from '../config/redact.ts';
 import type { ParamsOf, RequestContext, ResultOf, TrustOffer } from '../protocol.ts';
 import { showPart, trustRepository } from '../trust/decide.ts';
-import type { Engine } from './engine.ts';
+import type { Env, NifflerPaths } from '../paths.ts';
 import { promptFilesPresent } from './context/prompt.ts';
 
 type UiMethod = 'config/reload' | 'trust/accept';
+
+/** What reloading the config and trusting the repository need of the engine (the `Engine` is one). */
+interface UiView {
+  reload(): Promise<void>;
+  readonly configError: string | null;
+  readonly options: { root: string; env?: Env };
+  readonly paths: Pick<NifflerPaths, 'trustFile'>;
+}
 
 /** What the trust dialog shows when the repository is not trusted; none when it is. */
 export const trustOffer = (loaded: LoadedConfig): TrustOffer | undefined => {
@@ -35,7 +43,7 @@ export const trustOffer = (loaded: LoadedConfig): TrustOffer | undefined => {
 
 /** Requests the interactive front-end needs beyond sessions and MCP. */
 export const uiHandlers = (
-  engine: Engine,
+  engine: UiView,
 ): {
   [M in UiMethod]: (params: ParamsOf<M>, context: RequestContext) => Promise<ResultOf<M>>;
 } => ({

@@ -6,19 +6,32 @@ import type {
   ResultOf,
   SkillInfo,
 } from '../protocol.ts';
-import type { Engine } from '../engine/engine.ts';
-import type { Session } from '../engine/session.ts';
+import type { LoadedConfig } from '../config/load.ts';
 import { NifflerError } from '../errors.ts';
 import type { AgentProfile } from './agents.ts';
 import { usableExtensions, type Extensions } from './load.ts';
 import { findAgent } from './turn.ts';
 import { skillListing } from './skill-list.ts';
+import type { TaskRunner } from './task-runner.ts';
 
 type ExtensionMethod =
   'session/agent' | 'extensions/list' | 'task/list' | 'task/run' | 'task/history';
 
+/** What the requests about extensions need of the engine (the `Engine` is one). */
+interface ExtensionsView {
+  readonly loaded: LoadedConfig | null;
+  readonly configError: string | null;
+  readonly tasks: Pick<TaskRunner, 'list' | 'run' | 'history'>;
+}
+
+/** What `session/agent` needs of a session. */
+interface AgentTarget {
+  setAgent(name: string): void;
+  saved(): Promise<void>;
+}
+
 /** An agent profile as listings show it. */
-export const agentInfo = (a: AgentProfile): AgentInfo => ({
+const agentInfo = (a: AgentProfile): AgentInfo => ({
   name: a.name,
   description: a.description,
   mode: a.mode,
@@ -58,8 +71,8 @@ export const listExtensions = (
 
 /** The engine's requests about agents, commands, repository tools and tasks. */
 export const extensionHandlers = (
-  engine: Engine,
-  session: (id: string) => Session,
+  engine: ExtensionsView,
+  session: (id: string) => AgentTarget,
 ): {
   [M in ExtensionMethod]: (params: ParamsOf<M>, context: RequestContext) => Promise<ResultOf<M>>;
 } => {

@@ -6,10 +6,10 @@ import { appendLinesSync } from '../../workers/shared/whole-write.ts';
 import type { LoadedConfig } from './workspace-config.ts';
 import { NifflerError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { TaskInfo, TaskRun, TurnSummary } from '../protocol.ts';
-import { Session, type SessionDeps } from '../engine/session.ts';
+import type { PromptParams, TaskInfo, TaskRun, TurnSummary } from '../protocol.ts';
 import type { TurnIO } from '../engine/tool-calls.ts';
 import { usableExtensions } from './load.ts';
+import type { SessionOptions } from './session-state.ts';
 import { findAgent } from './turn.ts';
 import { dueRuns, readRuns, taskInfo, watchedUntil } from './task-list.ts';
 import type { TaskDefinition } from './tasks.ts';
@@ -17,10 +17,18 @@ import type { TaskDefinition } from './tasks.ts';
 /** How often a daemon with schedules notes that it is still watching them. */
 const HEARTBEAT_MS = 60_000;
 
+/** What a task's run needs of the session it runs in (the engine's `Session` is one). */
+interface TaskSession {
+  readonly id: string;
+  prompt(params: PromptParams, io: TurnIO, signal: AbortSignal): Promise<TurnSummary>;
+  close(): Promise<void>;
+}
+
 export interface TaskRunnerOptions {
   /** `$NIFFLER_HOME/task-runs/<workspace-key>`: the runs (`runs.jsonl`) and what was watched. */
   dir: string;
-  sessionDeps: () => SessionDeps;
+  /** A new session of this workspace (the engine makes it: extensions never import the engine). */
+  newSession: (options: SessionOptions) => TaskSession;
   loaded: () => LoadedConfig | null;
   /** Told after every run (the `task/ran` notification). */
   onRun: (run: TaskRun) => void;
@@ -111,7 +119,7 @@ export class TaskRunner {
     const loaded = this.options.loaded();
     // A task's profile that does not exist is an error, never a fallback to another one.
     if (task.agent && loaded) findAgent(usableExtensions(loaded).extensions, task.agent);
-    const session = Session.create(this.options.sessionDeps(), {
+    const session = this.options.newSession({
       ...(task.agent ? { agent: task.agent } : {}),
       task: task.name,
       ...(task.maxSteps ? { maxSteps: task.maxSteps } : {}),

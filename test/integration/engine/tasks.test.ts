@@ -124,7 +124,7 @@ describe('missed scheduled runs', () => {
     const runs: TaskRun[] = [];
     const runner = new TaskRunner({
       dir,
-      sessionDeps: () => {
+      newSession: () => {
         throw new Error('no run expected');
       },
       loaded: () => loaded.value,
