@@ -23,7 +23,7 @@ type CatalogMethod =
   | 'mcp/trace';
 
 /** What the `mcp/*` requests need of the engine (the `Engine` is one). */
-interface McpView extends ServersView {
+export interface McpView extends ServersView {
   readonly loaded: LoadedConfig | null;
   readonly configError: string | null;
   readonly paths: Pick<NifflerPaths, 'authDir'>;
