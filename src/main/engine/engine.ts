@@ -24,7 +24,8 @@ import { ApprovalStore } from './approvals.ts';
 import { ScriptWatch } from '../trust/scripts.ts';
 import { ContextWindows } from './context/window.ts';
 import { SnapshotStore } from './snapshots.ts';
-import { watchConfigFiles } from './config-watch.ts';
+import { watchEngineConfig } from './watch-config.ts';
+import { prewarm, warmWhenIdle } from './prewarm.ts';
 import { elicit, sample } from './requests.ts';
 import { Session } from './session.ts';
 import { sessionHandlers } from './session-handlers.ts';
@@ -33,11 +34,8 @@ import { GatewayLink } from './gateway-link.ts';
 import type { SessionDeps } from './session-deps.ts';
 import { releaseIndex } from './search-index.ts';
 import { mcpHandlers, serverInstructions } from './mcp-handlers.ts';
-import { serversSettled } from './server-waits.ts';
 import { uiHandlers } from './ui-handlers.ts';
 import { extensionHandlers } from '../extensions/handlers.ts';
-import { extensionDirs } from '../extensions/load.ts';
-import { watchExtensionDirs } from '../extensions/watch.ts';
 import { Semaphore } from '../extensions/subagents.ts';
 import { TaskRunner } from '../extensions/task-runner.ts';
 import { ConfigSchema, type Config } from '../config/schema.ts';
@@ -419,65 +417,31 @@ export class Engine implements EngineHandlers {
 
   #watch(): void {
     this.#stopWatching();
-    const paths = this.paths;
-    // The trust store too: `niffler trust` in another terminal applies here at once.
-    const files = [
-      ...(this.#loaded?.files.map((f) => f.file) ?? [
-        paths.globalConfig,
-        paths.repoConfig,
-        paths.mcpJson,
-      ]),
-      paths.trustFile,
-      // The repository files trusted commands run: an edit makes the repository untrusted.
-      ...this.#scripts.files(),
-    ];
-    const reload = () => {
-      if (!this.#closed) void this.reload();
-    };
-    const stopFiles = watchConfigFiles(files, reload);
-    // Agents, commands, repository tools and tasks: a change there can change trust too.
-    const dirs = Object.values(extensionDirs(this.options.root, this.options.env ?? process.env));
-    const stopDirs = watchExtensionDirs(
-      dirs.flat().map((d) => d.dir),
-      reload,
-    );
-    this.#stopWatching = () => {
-      stopFiles();
-      stopDirs();
-    };
+    this.#stopWatching = watchEngineConfig({
+      root: this.options.root,
+      env: this.options.env ?? process.env,
+      paths: this.paths,
+      loaded: this.#loaded,
+      scripts: this.#scripts.files(),
+      reload: () => {
+        if (!this.#closed) void this.reload();
+      },
+    });
   }
 
-  /**
-   * Builds what a first turn would otherwise build while the user waits — the API worker with
-   * the model's client library loaded, the model's context window asked of its provider, the
-   * tools' definitions — once the servers are done starting (at most 10 s on), so it does not
-   * compete with them. The tools pool's thread is left to the first tool call: the model's
-   * request does not wait for it, and an idle daemon is ~25 MiB smaller without it. For the
-   * daemon; an in-process engine serves one command.
-   */
+  /** Builds what a first turn would build, once the servers are done starting (`prewarm.ts`). */
   warmWhenIdle(): void {
-    const controller = new AbortController();
-    this.#stopWarming = () => controller.abort();
-    void serversSettled(this, undefined, controller.signal, 10_000)
-      .catch(() => undefined)
-      .then(() => (controller.signal.aborted ? undefined : this.#prewarm()));
-  }
-
-  async #prewarm(): Promise<void> {
-    if (this.#closed || !this.#loaded) return;
-    this.tools.definitions();
-    try {
-      const model = resolveModelSpec(
-        this.config,
-        this.config.model,
-        this.options.env ?? process.env,
-      );
-      this.api.warm(model);
-      await this.#windows.resolve(model, this.config.models[this.config.model]?.contextWindow);
-    } catch (error) {
-      // No model configured or no key yet: the first turn says so itself.
-      this.options.log.debug('nothing to warm for the model', { error: String(error) });
-    }
+    this.#stopWarming = warmWhenIdle(this, async () => {
+      if (this.#closed || !this.#loaded) return;
+      await prewarm({
+        config: this.config,
+        env: this.options.env ?? process.env,
+        tools: () => this.tools,
+        api: this.api,
+        windows: this.#windows,
+        log: this.options.log,
+      });
+    });
   }
 
   /** Stops watching, ends every session, server and pool task (no orphan processes). */
