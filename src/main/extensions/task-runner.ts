@@ -24,7 +24,7 @@ interface TaskSession {
   close(): Promise<void>;
 }
 
-export interface TaskRunnerOptions {
+interface TaskRunnerOptions {
   /** `$NIFFLER_HOME/task-runs/<workspace-key>`: the runs (`runs.jsonl`) and what was watched. */
   dir: string;
   /** A new session of this workspace (the engine makes it: extensions never import the engine). */
@@ -38,7 +38,7 @@ export interface TaskRunnerOptions {
 }
 
 /** The prompt of a task with its inputs filled in (`{{name}}`); throws on missing or unknown ones. */
-export const taskPrompt = (task: TaskDefinition, given: Record<string, string>): string => {
+const taskPrompt = (task: TaskDefinition, given: Record<string, string>): string => {
   const unknown = Object.keys(given).filter((k) => !(k in task.inputs));
   if (unknown.length)
     throw new NifflerError(
