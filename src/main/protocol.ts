@@ -517,6 +517,69 @@ export interface GatewayConsumerStatus {
 /** JSON-RPC error code carrying a `WireError` in `data`. */
 export const WIRE_ERROR_CODE = -32001;
 
+// What `/context` shows: the context report (engine/context/report.ts makes it) and how a
+// request's tokens are spent (engine/context/tokens.ts counts them).
+
+/** Where a model's context window came from. */
+export type WindowSource = 'config' | 'provider' | 'family' | 'default';
+
+/** One part of the next request. */
+export interface ContextPart {
+  kind: 'system' | 'summary' | 'tools' | 'conversation';
+  name: string;
+  tokens: number;
+  /** What was cut or left out of it, and why. */
+  note?: string;
+}
+
+/** A compaction as the report lists it. */
+interface CompactionInfo {
+  turn: number;
+  time: string;
+  /** What it did, in words. */
+  what: string;
+}
+
+/** The next request of a session, part by part, in tokens; the compactions made; cleared outputs. */
+export interface ContextReport {
+  sessionId: string;
+  agent: string;
+  /** The model the next request goes to (`models.<name>`). */
+  model: string;
+  window: number;
+  windowSource: WindowSource;
+  /** Tokens kept free for the answer. */
+  reserve: number;
+  /** What a request may weigh (the window less the reserve and the estimate's margin). */
+  limit: number;
+  /** Where compaction starts (`agent.compaction.threshold`), in tokens; null: only when it must. */
+  threshold: number | null;
+  /** How tokens are counted: the scale on the 4-characters-a-token estimate, and whence. */
+  scale: number;
+  calibrated: boolean;
+  parts: ContextPart[];
+  total: number;
+  compactions: CompactionInfo[];
+  clearedOutputs: { id: string; tool: string; file: string; tokens: number; exists: boolean }[];
+}
+
+/** How a request's tokens are spent, as `/context` shows it. */
+export interface ContextUse {
+  /** niffler's own instructions and git context. */
+  system: number;
+  /** Instruction files and servers' instructions. */
+  instructions: number;
+  /** The summary of the turns compacted away (in the system prompt). */
+  summary: number;
+  /** Tool definitions sent with the request. */
+  tools: number;
+  /** User and assistant messages (tool calls included). */
+  messages: number;
+  /** Tool results. */
+  toolOutputs: number;
+  total: number;
+}
+
 /** What the engine offers one attached front-end. */
 export interface EngineHandlers {
   handle<M extends EngineMethod>(

@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
-import { loadConfig, type FlagOverride, type LoadedConfig } from '../config/load.ts';
+import type { FlagOverride } from '../config/load.ts';
+import { loadConfig, type LoadedConfig } from '../extensions/workspace-config.ts';
 import type { Logger } from '../log.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
 import { McpHost, mcpWorkerData, type BootedMcpWorker } from '../threads/mcp.ts';
+import type { BootedWorker } from '../threads/entry.ts';
 import { mark } from '../../workers/shared/timeline.ts';
 
 export interface EngineOptions {
@@ -22,6 +24,8 @@ export interface EngineOptions {
   onConfig?: (loaded: LoadedConfig) => void;
   /** An MCP worker already loading its code (a cold daemon boots it first): given its data. */
   mcpWorker?: BootedMcpWorker;
+  /** An API worker already loading its code (a cold daemon for a prompt boots it first). */
+  apiWorker?: BootedWorker;
   /** Epoch ms the daemon started (its process, for a daemon); default: when the engine is made. */
   startedAt?: number;
   /**

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import { loadConfig, type LoadedConfig } from '../extensions/workspace-config.ts';
 import { NifflerError } from '../errors.ts';
 import { nifflerPaths, type NifflerPaths } from '../paths.ts';
 import type {
@@ -276,6 +276,7 @@ export class Engine implements EngineHandlers {
       config: () => this.config,
       approvalsProblem: () => this.approvals.problem,
       warmLsp: () => this.lsp.warm(),
+      warmApi: () => this.api.rewarm(),
       snapshots: () => this.#snapshots,
       servers: this,
       onActivity: () => this.options.onActivity?.(),

@@ -1,5 +1,5 @@
 import { fail } from '../../workers/protocol/tool-result.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import { NifflerError } from '../errors.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
 import { usableExtensions } from '../extensions/load.ts';

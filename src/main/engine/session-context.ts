@@ -1,4 +1,4 @@
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import type { CompactionMarker } from './context/compaction.ts';
 import { ContextKeeper, type Fitted } from './context/keeper.ts';
 import { saveClearedOutput } from './context/markers.ts';

@@ -1,6 +1,6 @@
 import type { ModelSpec } from '../../workers/protocol/api.ts';
 import { fail } from '../../workers/protocol/tool-result.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
 import type { Semaphore } from '../extensions/subagents.ts';
 import { DEFAULT_AGENT } from '../extensions/turn.ts';

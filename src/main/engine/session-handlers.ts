@@ -1,4 +1,4 @@
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import type { Config } from '../config/schema.ts';
 import { NifflerError } from '../errors.ts';
 import { usableExtensions } from '../extensions/load.ts';
@@ -51,6 +51,8 @@ interface SessionsView {
   approvalsProblem(): string | undefined;
   /** Starts the workspace's language servers (when a session opens). */
   warmLsp(): void;
+  /** Starts the API worker again if the daemon ended it while unused (`ApiHost.rewarm`). */
+  warmApi(): void;
   snapshots(): SnapshotStore;
   readonly servers: ServersView;
   onActivity(): void;
@@ -101,6 +103,7 @@ const open = async (
   params: ParamsOf<'session/open'>,
   client: AttachedClient,
 ): Promise<SessionOpened> => {
+  view.warmApi();
   const opened = await openSession(view, params);
   const { session } = opened;
   let { warnings } = opened;

@@ -1,4 +1,4 @@
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import { extensionDirs } from '../extensions/load.ts';
 import { watchExtensionDirs } from '../extensions/watch.ts';
 import type { Env, NifflerPaths } from '../paths.ts';

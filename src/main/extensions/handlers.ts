@@ -6,7 +6,7 @@ import type {
   ResultOf,
   SkillInfo,
 } from '../protocol.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from './workspace-config.ts';
 import { NifflerError } from '../errors.ts';
 import type { AgentProfile } from './agents.ts';
 import { usableExtensions, type Extensions } from './load.ts';
