@@ -22,15 +22,15 @@ const BIG = 400;
 // 3 upward imports and 42 unused exports of their own; the engine room's split brings them down.)
 const LIMITS = {
   runtimeCycles: { goal: 0, ceiling: 0, what: 'runtime import cycles' },
-  typeOnlyCycles: { goal: 0, ceiling: 2, what: 'import cycles closed by a type-only import' },
-  longFunctions: { goal: 0, ceiling: 8, what: `functions over ${LONG} lines` },
-  bigFiles: { goal: 0, ceiling: 13, what: `files in src/ over ${BIG} lines (exceptions apart)` },
+  typeOnlyCycles: { goal: 0, ceiling: 0, what: 'import cycles closed by a type-only import' },
+  longFunctions: { goal: 0, ceiling: 0, what: `functions over ${LONG} lines` },
+  bigFiles: { goal: 0, ceiling: 2, what: `files in src/ over ${BIG} lines (exceptions apart)` },
   upwardImports: {
     goal: 0,
-    ceiling: 28,
+    ceiling: 4,
     what: 'modules of src/main importing a folder above their layer',
   },
-  unusedExports: { goal: 0, ceiling: 267, what: 'exports nothing imports' },
+  unusedExports: { goal: 0, ceiling: 0, what: 'exports nothing imports' },
 };
 
 // Files allowed over BIG lines: tables and declarations, read by looking a name up, not top to
@@ -304,6 +304,13 @@ const readers = (dir) =>
     return /\.(tsx?|mts|mjs|js)$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [file] : [];
   });
 
+// Exports the build imports by another name, which no import statement shows: name each, and why.
+const BUILD_IMPORTS = {
+  'src/main/config/lazy-zod.ts': {
+    z: "the config commands' bundle resolves `zod` to this file (scripts/build-options.mjs)",
+  },
+};
+
 /**
  * Exports of src/ that no other file imports — from src/, test/, bench/ or scripts/ — by name.
  * A default export is left out: the worker files' are loaded by file name (piscina).
@@ -336,8 +343,9 @@ const unused = (files) => {
   return files.flatMap((file) => {
     const used = taken.get(file) ?? new Set();
     if (used.has(ALL)) return [];
+    const built = BUILD_IMPORTS[path.relative(root, file)] ?? {};
     return exportsOf(sources.get(file))
-      .filter((name) => name !== 'default' && !used.has(name))
+      .filter((name) => name !== 'default' && !used.has(name) && !(name in built))
       .map((name) => ({ file: path.relative(root, file), name }));
   });
 };

@@ -1,6 +1,6 @@
 import { NifflerError, type WireError } from '../workers/protocol/wire-error.ts';
 
-export type { ErrorCode, WireError } from '../workers/protocol/wire-error.ts';
+export type { WireError } from '../workers/protocol/wire-error.ts';
 export { NifflerError, toWire } from '../workers/protocol/wire-error.ts';
 
 /** Rebuilds a `NifflerError` from the plain data that crossed a thread or socket. */

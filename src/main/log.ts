@@ -14,7 +14,7 @@ export interface Logger {
   problem(): string | undefined;
 }
 
-export interface LogOptions {
+interface LogOptions {
   file?: string;
   level?: LogLevel;
   /** Rotate when the file passes this many bytes (one `.1` generation kept). */

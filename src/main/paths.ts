@@ -141,7 +141,7 @@ export const findWorkspace = (cwd: string = process.cwd()): Workspace => {
 };
 
 /** Short stable id of a workspace root: `<basename>-<hash>`, safe as a file name. */
-export const workspaceKey = (root: string): string => {
+const workspaceKey = (root: string): string => {
   const base =
     path
       .basename(root)

@@ -1,13 +1,11 @@
 import type {
   McpCompleteMessage,
-  McpCompletionRef,
   McpPromptInfo,
   McpResourceInfo,
   McpResourceTemplateInfo,
   McpServerStatus,
   McpToolInfo,
   McpTraceEntry,
-  McpTransportKind,
 } from '../workers/protocol/mcp.ts';
 import type { ChatMessage, Usage } from '../workers/protocol/api.ts';
 import type { McpElicitation, McpElicitationAnswer } from '../workers/protocol/mcp.ts';
@@ -485,14 +483,12 @@ export interface McpStatusResult {
 
 export type {
   LspServerStatus,
-  McpCompletionRef,
   McpPromptInfo,
   McpResourceInfo,
   McpResourceTemplateInfo,
   McpServerStatus,
   McpToolInfo,
   McpTraceEntry,
-  McpTransportKind,
   ToolResult,
 };
 

@@ -9,7 +9,7 @@ import { formatPath, type KeyPath, type ParsedFile, type SourceKind } from './so
 // an event Claude Code documents that niffler has no moment for — are notes, never a failure.
 
 /** A Claude Code settings file niffler reads: where it is and which source it is. */
-export interface ClaudeSettingsFile {
+interface ClaudeSettingsFile {
   kind: Extract<SourceKind, 'claude-user' | 'claude-project' | 'claude-local'>;
   file: string;
 }
@@ -91,7 +91,7 @@ const cleanGroup = (group: unknown, at: KeyPath, note: Note): unknown => {
  * A `hooks:` block as niffler keeps it: events niffler does not know dropped, handler and group
  * keys it does not use dropped, each with a note; what is left is checked by the schema as usual.
  */
-export const cleanHooks = (hooks: unknown, note: Note): unknown => {
+const cleanHooks = (hooks: unknown, note: Note): unknown => {
   if (!isObject(hooks)) return hooks;
   const out: Record<string, unknown> = {};
   for (const [event, groups] of Object.entries(hooks)) {

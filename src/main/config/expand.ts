@@ -1,7 +1,7 @@
 import type { Env } from '../paths.ts';
 import type { KeyPath } from './source.ts';
 
-export interface ExpandProblem {
+interface ExpandProblem {
   path: KeyPath;
   variable: string;
 }

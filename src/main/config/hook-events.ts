@@ -45,7 +45,7 @@ export type ClaudeHookEvent = (typeof CLAUDE_HOOK_EVENTS)[number];
  * prompt, each tool call (before; after, as it succeeded or failed), a subagent's start and stop,
  * the end of an answer, and compaction. The others are accepted and listed as not fired.
  */
-export const HOOK_EVENTS = [
+const HOOK_EVENTS = [
   'SessionStart',
   'UserPromptSubmit',
   'PreToolUse',

@@ -15,10 +15,10 @@ import type { ParsedFile, SourceKind } from './source.ts';
 // repository's is trust-gated like `.mcp.json`. Fields niffler has no use for are notes.
 
 /** The assistants whose files are read; `peers.<name>: false` in your config turns one off. */
-export type Peer = 'codex' | 'gemini' | 'opencode';
+type Peer = 'codex' | 'gemini' | 'opencode';
 
 /** One of those files: where, whose, and whether it is yours or the repository's. */
-export interface PeerFile {
+interface PeerFile {
   peer: Peer;
   kind: SourceKind;
   file: string;

@@ -19,7 +19,7 @@ export const PARSE_ONCE = { jitless: true } as const;
 const limit = (what: string) => z.number().positive().optional().describe(what);
 
 /** Resource limits of a command and all it starts (`ulimit`); each is off when absent. */
-export const LimitsSchema = z.strictObject({
+const LimitsSchema = z.strictObject({
   cpuSeconds: limit('CPU seconds'),
   memoryMB: limit('writable memory in MiB (heap and anonymous mappings)'),
   fileSizeMB: limit('largest file written, in MiB'),
@@ -27,7 +27,7 @@ export const LimitsSchema = z.strictObject({
 });
 
 /** A stdio server's sandbox: what it may write besides a private /tmp, and the network. */
-export const ServerSandboxSchema = z.union([
+const ServerSandboxSchema = z.union([
   z.boolean(),
   z.strictObject({
     /** Paths it may write; relative ones are taken from the workspace root. */
@@ -37,7 +37,7 @@ export const ServerSandboxSchema = z.union([
 ]);
 
 /** One MCP server entry, in niffler's YAML or imported from Claude Desktop / `.mcp.json`. */
-export const McpServerSchema = z
+const McpServerSchema = z
   .strictObject({
     command: z.string().min(1).optional(),
     args: z.array(z.string()).optional(),
@@ -149,7 +149,7 @@ export const McpServerSchema = z
  * One language server: the overrides of a built-in (`typescript`, `python`, `go`, `rust`), or a
  * server of your own (then `command` and `extensions` are needed).
  */
-export const LspServerSchema = z.strictObject({
+const LspServerSchema = z.strictObject({
   /** A name looked up on PATH (and, in a trusted repository, its node_modules/.bin), or a path. */
   command: z.string().min(1).optional(),
   args: z.array(z.string()).optional(),
@@ -299,8 +299,6 @@ const ServeClientSchema = z.strictObject({
   policy: z.record(z.string(), PolicySchema).optional(),
 });
 
-export { HOOK_EVENTS, type HookEvent } from './hook-events.ts';
-
 /**
  * One hook handler, with every field Claude Code documents: niffler runs `type: command` (shell
  * form, or exec form with `args`), honours `timeout`, `statusMessage`, `if` and `async`; the other
@@ -363,7 +361,7 @@ export const HooksSchema = z.strictObject({
 });
 export type HooksConfig = z.infer<typeof HooksSchema>;
 
-export const DEFAULT_MODEL = 'local';
+const DEFAULT_MODEL = 'local';
 
 /** The whole configuration. The only place config types and defaults are defined. */
 export const ConfigSchema = z.strictObject({

@@ -29,7 +29,7 @@ import type {
  * sends something (an answer, an event, a heartbeat) at least every `timeoutMs`, or the request
  * fails with `error()`.
  */
-export interface Liveness {
+interface Liveness {
   timeoutMs: number;
   /** Registers `seen`, to be called whenever anything arrives from the daemon. */
   watch: (seen: () => void) => void;

@@ -5,7 +5,7 @@ import { shortHash } from '../paths.ts';
 import { readPidFile, writePidFile } from './pid-file.ts';
 
 /** A daemon's claim on its workspace, held from start to exit. */
-export interface DaemonLock {
+interface DaemonLock {
   /**
    * Gives the claim up: once a stopping daemon has closed its socket (a successor may start while
    * it ends its servers), and at exit; a killed process gives it up by dying. Safe to call twice.
@@ -14,7 +14,7 @@ export interface DaemonLock {
 }
 
 /** What trying for the lock came to: the lock, or who holds it (null when that is unknown). */
-export type LockAttempt = { ok: true; lock: DaemonLock } | { ok: false; holder: number | null };
+type LockAttempt = { ok: true; lock: DaemonLock } | { ok: false; holder: number | null };
 
 /** How long the holder of the lock may take to say its pid. */
 const PROBE_MS = 1_000;

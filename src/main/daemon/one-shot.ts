@@ -16,7 +16,7 @@ import type { ConnectOptions } from './connect-options.ts';
 // library is loaded only when the daemon has to be started or replaced.
 
 /** The requests a one-shot client may send: read-only ones (see `requestDaemon`). */
-export type OneShotMethod = 'mcp/status' | 'daemon/status';
+type OneShotMethod = 'mcp/status' | 'daemon/status';
 
 interface Reply {
   id?: number | string | null;
@@ -29,7 +29,7 @@ const HELLO_ID = 1;
 const ASK_ID = 2;
 
 /** What `requestDaemon` came to. */
-export interface OneShotReply<R> {
+interface OneShotReply<R> {
   /** The answer; `null` when no daemon runs and none was to be started. */
   result: R;
   /**
@@ -40,7 +40,7 @@ export interface OneShotReply<R> {
 }
 
 /** What a one-shot exchange came to. */
-export type OneShot<M extends OneShotMethod> =
+type OneShot<M extends OneShotMethod> =
   /** The daemon said hello and answered. */
   | { kind: 'answered'; result: ResultOf<M> }
   /** No daemon listens on the socket (none, or a stale socket). */
@@ -63,7 +63,7 @@ const unreachable = (method: string, why: string, cause?: unknown) =>
   );
 
 /** How long the daemon may stay silent, and where its pid is written (to name it then). */
-export interface Deadline {
+interface Deadline {
   timeoutMs?: number;
   pidFile?: string;
 }

@@ -5,7 +5,7 @@ import { collectGarbage } from '../../workers/shared/gc.ts';
 // its own, once the daemon has been quiet for a moment or after every few turns of a busy stretch
 // (one-shot commands back to back never leave it quiet). A few ms of a thread nobody waits for.
 
-export interface QuietGcOptions {
+interface QuietGcOptions {
   /** Quiet for this long after activity: collect (2 s). */
   quietMs?: number;
   /** Turns ended since the last collection that make one without waiting for quiet (16). */

@@ -1,7 +1,7 @@
 import { statSync, type Stats } from 'node:fs';
 
 /** How often a daemon looks whether its repository is still there. */
-export const ROOT_CHECK_MS = 2_000;
+const ROOT_CHECK_MS = 2_000;
 
 /** The directory at `root` now: its device and inode, or null where there is none. */
 const identity = (root: string): Pick<Stats, 'dev' | 'ino'> | null | undefined => {

@@ -13,7 +13,7 @@ import path from 'node:path';
 /** How often the socket file is looked at besides the directory watch (which can miss events). */
 const CHECK_MS = 1_000;
 
-export interface SocketEvents {
+interface SocketEvents {
   /** The socket file had gone and is back. */
   recreated: () => void;
   /** The socket file cannot be kept (replaced by another file, or cannot be made again). */

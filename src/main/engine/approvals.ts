@@ -10,7 +10,7 @@ const StoreSchema = z.object({
 type StoreFile = z.infer<typeof StoreSchema>;
 
 /** Where an answer is remembered: this session (memory) or this repository (`approvals.json`). */
-export type RememberScope = 'session' | 'repo';
+type RememberScope = 'session' | 'repo';
 
 /**
  * Remembered answers: per session in memory, per repository in `file` (under `$NIFFLER_HOME`,

@@ -16,7 +16,7 @@ import type { ToolDefinition } from '../../workers/protocol/tools.ts';
  * - `binary`, `large`: its results held binary data, or went over the output cap;
  * - `destructive`, `open-world`: annotations (or, for built-ins, what the tool does).
  */
-export type Requirement =
+type Requirement =
   | 'approval'
   | 'elicitation'
   | 'sampling'
@@ -29,7 +29,7 @@ export type Requirement =
   | 'destructive'
   | 'open-world';
 
-export const REQUIREMENTS: readonly Requirement[] = [
+const REQUIREMENTS: readonly Requirement[] = [
   'approval',
   'elicitation',
   'sampling',
@@ -94,7 +94,7 @@ export const requirementsOf = (tool: CatalogTool, decision: PolicyDecision): Req
 };
 
 /** How a consumer is reached: the engine itself (a model), or the gateway's transports. */
-export type ConsumerTransport = 'engine' | 'stdio' | 'http' | 'http-stateless' | 'ws';
+type ConsumerTransport = 'engine' | 'stdio' | 'http' | 'http-stateless' | 'ws';
 
 /** What one consumer can do, and which tools its own overrides name. */
 export interface ConsumerProfile {
@@ -129,14 +129,14 @@ export const modelProfile = (
 };
 
 /** An MCP client's declared capabilities, as far as the gateway reads them. */
-export interface ClientCapabilitiesView {
+interface ClientCapabilitiesView {
   elicitation?: { form?: object } | object;
   sampling?: object;
   roots?: object;
 }
 
 /** `serve.clients.<clientInfo.name>` in the config. */
-export interface ClientOverride {
+interface ClientOverride {
   include?: readonly string[];
   exclude?: readonly string[];
 }
@@ -177,7 +177,7 @@ const isUrlOnly = (elicitation: object): boolean =>
   'url' in elicitation && !('form' in elicitation);
 
 /** What the config says of which tools exist at all, and the consumer's policy per tool. */
-export interface ToolRules {
+interface ToolRules {
   /** `tools.disabled`. */
   disabledBuiltins?: readonly string[];
   /** `mcpServers.X.includeTools` / `excludeTools`, by server. */
@@ -186,7 +186,7 @@ export interface ToolRules {
   decide?: (tool: CatalogTool) => PolicyDecision;
 }
 
-export interface ToolFilter {
+interface ToolFilter {
   include?: readonly string[];
   exclude?: readonly string[];
 }

@@ -25,7 +25,7 @@ import { readTranscript, titleOf } from './transcript.ts';
 // writes the file anew when it is missing, not an index, holds bad records or mostly stale ones.
 // The transcripts stay the truth: the index can always be deleted and is then rebuilt.
 
-export const INDEX_FILE = 'search-index.tsv';
+const INDEX_FILE = 'search-index.tsv';
 const HEADER = '#niffler-search-index 2';
 /** Characters of one session's text kept in the index: the first half as written, then its
  * other words once each, so every word of a long session can still be found. */
@@ -37,7 +37,7 @@ const BATCH = 100;
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** One session found, newest first. */
-export interface SearchHit {
+interface SearchHit {
   id: string;
   title: string;
   updatedAt: string;
@@ -45,7 +45,7 @@ export interface SearchHit {
   snippet: string;
 }
 
-export interface SearchResult {
+interface SearchResult {
   hits: SearchHit[];
   /** Transcripts left out (unreadable) and index faults, each `file: what went wrong`. */
   problems: string[];
@@ -326,10 +326,7 @@ const transcriptIds = (dir: string, problems: string[]): string[] => {
  * index, holding bad records, or mostly records a later one replaced. The file is read again
  * and written without a pause, so a turn that ends meanwhile in this process is not lost.
  */
-export const loadIndex = async (
-  dir: string,
-  problems: string[] = [],
-): Promise<Map<string, Entry>> => {
+const loadIndex = async (dir: string, problems: string[] = []): Promise<Map<string, Entry>> => {
   const ids = transcriptIds(dir, problems);
   const first = readIndex(dir, problems);
   const missing = ids.filter((id) => !first?.entries.has(id));

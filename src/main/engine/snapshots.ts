@@ -12,7 +12,7 @@ import path from 'node:path';
 /** Untracked files larger than this are left out of a snapshot. */
 export const MAX_SNAPSHOT_FILE_BYTES = 5 * 1024 * 1024;
 /** More untracked files than this and the snapshot is not taken. */
-export const MAX_UNTRACKED_FILES = 20_000;
+const MAX_UNTRACKED_FILES = 20_000;
 const TIMEOUT_MS = 60_000;
 
 /** Git settings that would run programs: off, whatever a config says. */
@@ -25,7 +25,7 @@ const SAFE = [
   'core.autocrlf=false',
 ];
 
-export type SnapshotResult =
+type SnapshotResult =
   { ok: true; commit: string; skipped: string[] } | { ok: false; reason: string };
 
 /** One changed file between two snapshots. */

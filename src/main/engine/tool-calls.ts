@@ -13,7 +13,7 @@ import type { CallHooks, PreCall, ToolEntry, ToolTable, TurnIO } from '../calls/
 export type { ToolEntry, ToolTable, TurnIO } from '../calls/types.ts';
 
 /** How far a long call has got (a search's files, an MCP server's progress notifications). */
-export type OnProgress = (progress: { progress: number; total?: number; message?: string }) => void;
+type OnProgress = (progress: { progress: number; total?: number; message?: string }) => void;
 
 /** The tools pool as the loop sees it. */
 export interface BuiltinTools {
@@ -49,7 +49,7 @@ export interface McpTools {
 }
 
 /** What running one step's calls needs. */
-export interface CallContext {
+interface CallContext {
   sessionId: string;
   tools: BuiltinTools;
   mcp: McpTools;

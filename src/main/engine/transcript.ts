@@ -17,7 +17,7 @@ import { NifflerError } from '../errors.ts';
 import type { CompactionMarker } from './context/compaction.ts';
 import { fsFailure, makeDirSync } from '../../workers/shared/fs-errors.ts';
 
-export type TurnOutcome = 'answered' | 'cancelled' | 'max-steps' | 'error';
+type TurnOutcome = 'answered' | 'cancelled' | 'max-steps' | 'error';
 
 /** One line of a session's JSONL transcript. */
 export type TranscriptEntry =
@@ -82,7 +82,7 @@ export type TranscriptEntry =
       steps: number;
     };
 
-export interface LoadedTranscript {
+interface LoadedTranscript {
   id: string;
   file: string;
   entries: TranscriptEntry[];
@@ -99,7 +99,7 @@ export const newSessionId = (): string =>
  * Throws a `usage` error unless `id` can only name a file in the sessions directory: letters,
  * digits, `.`, `_` and `-`, not starting with a dot (so no `/`, no `..`), at most 128.
  */
-export const checkSessionId = (id: string): void => {
+const checkSessionId = (id: string): void => {
   if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id)) return;
   throw new NifflerError(
     'usage',
@@ -300,7 +300,7 @@ export const readTranscript = (dir: string, id: string): LoadedTranscript => {
   return { id, file, entries, messages, warnings };
 };
 
-export interface SessionSummary {
+interface SessionSummary {
   id: string;
   title: string;
   updatedAt: string;

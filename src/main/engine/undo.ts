@@ -3,7 +3,7 @@ import type { FileChange, SnapshotStore } from './snapshots.ts';
 import type { TranscriptEntry } from './transcript.ts';
 
 /** What undoing a turn changes (or changed), for the front-end to show. */
-export interface UndoPlan {
+interface UndoPlan {
   turn: number;
   changes: FileChange[];
   /** The files as they are now against how they were before the turn, as a unified diff. */

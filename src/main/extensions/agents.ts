@@ -7,7 +7,7 @@ import { checkFrontmatter, parseMarkdown, type Parsed, type YamlMapping } from '
 /** Where an extension comes from: niffler itself, your `$NIFFLER_HOME`, or the repository. */
 export type ExtensionSource = 'builtin' | 'user' | 'repo';
 
-export type AgentMode = 'primary' | 'subagent' | 'all';
+type AgentMode = 'primary' | 'subagent' | 'all';
 
 /** One agent profile: what the model is told, which tools it sees and what they may do. */
 export interface AgentProfile {
@@ -43,7 +43,7 @@ const quiet = z.unknown().optional();
  * uses or that only display. Any other key (Claude Code's `memory`, `hooks`…) is noted
  * as not used and left out (see `checkFrontmatter`): the file still loads.
  */
-export const AgentSchema = z.strictObject({
+const AgentSchema = z.strictObject({
   name: z.string().regex(NAME, 'expected letters, digits, ".", "_" or "-"').optional(),
   description: z.string().optional(),
   /** A key of `models`; `inherit` (Claude Code's) is the session's. */
@@ -210,7 +210,7 @@ const profileTools = (meta: z.infer<typeof AgentSchema>, notes: string[]) => {
 };
 
 /** An agent read: its profile, what its trust part covers, and the keys it left unused. */
-export interface ReadAgent {
+interface ReadAgent {
   profile: AgentProfile;
   frontmatter: Record<string, unknown>;
   /** `file:line key: not used by niffler; ignored`. */

@@ -26,7 +26,7 @@ export interface CustomCommand {
  * The frontmatter of a command file (Claude Code's keys; niffler adds `agent`). Other keys
  * (Claude Code's `name`, opencode's `subtask`…) are noted and ignored, never a reason to skip.
  */
-export const CommandSchema = z.strictObject({
+const CommandSchema = z.strictObject({
   description: z.string().optional(),
   /** Claude Code's files often write `[message]`, which YAML reads as a list. */
   'argument-hint': z.union([z.string(), z.array(z.unknown())]).optional(),

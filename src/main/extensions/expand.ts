@@ -20,7 +20,7 @@ const SHELL_OUTPUT = 64 * 1024;
 const SHELL_SECONDS = 30;
 
 /** What sending a custom command makes of it. */
-export interface ExpandedCommand {
+interface ExpandedCommand {
   text: string;
   command: CustomCommand;
   /** `allowed-tools` as an allow layer for this turn (a deny elsewhere still wins). */
@@ -41,7 +41,7 @@ export const findCommand = (
 };
 
 /** Words of an argument text; "double" or 'single' quotes keep spaces. */
-export const splitArguments = (text: string): string[] =>
+const splitArguments = (text: string): string[] =>
   [...text.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
 
 /** `$ARGUMENTS` and `$1`…`$9` filled in; the arguments appended when the body names none. */
@@ -101,7 +101,7 @@ const insertFiles = (text: string, options: ExpandOptions, notes: string[]): str
     }
   });
 
-export interface ExpandOptions {
+interface ExpandOptions {
   root: string;
   /** Directories no `@path` may read (`$NIFFLER_HOME`). */
   excluded: string[];

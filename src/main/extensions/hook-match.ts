@@ -99,7 +99,7 @@ export const ruleSelects = (rule: string | undefined, call: RuleCall | undefined
 };
 
 /** A word quoted for bash: as written, whatever it holds. */
-export const shellQuote = (word: string): string =>
+const shellQuote = (word: string): string =>
   /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 
 /**

@@ -15,7 +15,7 @@ import { runHooks, type HookDialect, type HookSubject, type HookVerdict } from '
 import { SessionEnv } from '../threads/session-env.ts';
 
 /** What a session's hooks need: who it is, where its transcript is, the config, a runner. */
-export interface HookContext {
+interface HookContext {
   sessionId: string;
   transcriptPath: string;
   root: string;

@@ -122,7 +122,7 @@ export interface HookSubject {
 }
 
 /** What running the hooks of one event needs. */
-export interface HookRun {
+interface HookRun {
   layers: readonly HookLayer[];
   event: HookEvent;
   /** The fields every event's input has: `session_id`, `transcript_path`, `cwd`. */

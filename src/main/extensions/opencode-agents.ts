@@ -11,7 +11,7 @@ import { agentFromMapping, type AgentProfile } from './agents.ts';
 // (and the text of a prompt file it names) part of the digest.
 
 /** One agent read from opencode.json, with its trust part's value and its notes. */
-export interface JsonAgent {
+interface JsonAgent {
   profile: AgentProfile;
   trustValue: unknown;
   notes: string[];

@@ -40,7 +40,7 @@ export const parseYamlMapping = (text: string, shown: string, offset = 0): Parse
 };
 
 /** A Markdown file split into its YAML frontmatter (between `---` lines) and its body. */
-export interface MarkdownFile extends YamlMapping {
+interface MarkdownFile extends YamlMapping {
   body: string;
 }
 
@@ -75,7 +75,7 @@ export const parseMarkdown = (text: string, shown: string): Parsed<MarkdownFile>
 };
 
 /** A value read from frontmatter (or another tool's file), and the keys it left unused. */
-export interface Checked<T> {
+interface Checked<T> {
   value: T;
   /** `shown:line key: not used by niffler; ignored`, one per key the schema does not name. */
   notes: string[];

@@ -28,7 +28,7 @@ const AnnotationsSchema = z.strictObject({
   openWorldHint: z.boolean().optional(),
 });
 
-export const RepoToolSchema = z.strictObject({
+const RepoToolSchema = z.strictObject({
   description: z.string().min(1),
   parameters: z
     .looseObject({ type: z.literal('object', { error: 'expected type: object' }) })

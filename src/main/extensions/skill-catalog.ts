@@ -9,7 +9,7 @@ import type { Skill } from './skills.ts';
 /** The catalog's characters at most, whatever the window (200 skills add ≤ 6 KiB to a request). */
 export const SKILL_CATALOG_MAX = 4_500;
 /** …and at most this share of the model's context window (4 characters a token), as Codex does. */
-export const SKILL_CATALOG_SHARE = 0.02;
+const SKILL_CATALOG_SHARE = 0.02;
 /** Characters of one description in the catalog, at most (the tool gives the rest). */
 const DESCRIPTION_CUTS = [250, 160, 100, 60];
 

@@ -13,7 +13,7 @@ import { MAX_SKILL_BYTES, type Skill } from './skills.ts';
 // skill's words from the conversation's — and so compaction can tell them too.
 
 /** An activated skill's text for the model, and what the activation card shows. */
-export interface SkillContent {
+interface SkillContent {
   text: string;
   /** Files listed. */
   files: number;

@@ -10,7 +10,7 @@ import { openConfinedFile } from '../../workers/shared/confined-open.ts';
 // opened.
 
 /** Entries looked at in one skill directory, at most (listed and hashed). */
-export const MAX_SKILL_ENTRIES = 500;
+const MAX_SKILL_ENTRIES = 500;
 /** Directory levels walked below the skill's own. */
 const MAX_DEPTH = 6;
 /** Directories never walked: version control, dependencies, caches. */
@@ -37,7 +37,7 @@ export interface SkillEntry {
 }
 
 /** A directory's entries (files only, walked), and how many more there were past the bound. */
-export interface SkillListing {
+interface SkillListing {
   entries: SkillEntry[];
   more: number;
 }

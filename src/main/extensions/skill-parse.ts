@@ -9,9 +9,9 @@ import { parseMarkdown, type Parsed } from './parse.ts';
 // `compatibility` (up to 500), `license`, `metadata` (a mapping), `allowed-tools`. Keys of other
 // agents (Claude Code's `disable-model-invocation`, `model`, `hooks`…) are read and noted.
 
-export const MAX_NAME = 64;
-export const MAX_DESCRIPTION = 1024;
-export const MAX_COMPATIBILITY = 500;
+const MAX_NAME = 64;
+const MAX_DESCRIPTION = 1024;
+const MAX_COMPATIBILITY = 500;
 
 /** What the standard defines. */
 const STANDARD = new Set([
@@ -59,7 +59,7 @@ export interface SkillMeta {
 const NAME = /^[\p{Ll}\p{Lo}\p{Nd}]+(?:-[\p{Ll}\p{Lo}\p{Nd}]+)*$/u;
 
 /** Why `name` breaks the standard's rules, or undefined. */
-export const nameProblem = (name: string): string | undefined => {
+const nameProblem = (name: string): string | undefined => {
   if (name.length > MAX_NAME) return `is ${name.length} characters; at most ${MAX_NAME}`;
   if (name !== name.toLowerCase()) return 'must be lowercase';
   if (name.startsWith('-') || name.endsWith('-')) return 'must not start or end with a hyphen';
@@ -69,7 +69,7 @@ export const nameProblem = (name: string): string | undefined => {
 };
 
 /** `allowed-tools` words: spaces or commas between them, none inside `Bash(git add:*)`. */
-export const toolWords = (text: string): string[] => {
+const toolWords = (text: string): string[] => {
   const words: string[] = [];
   let word = '';
   let depth = 0;
@@ -125,7 +125,7 @@ const rawTools = (value: unknown): { words?: string[]; problem?: string } => {
 };
 
 /** Checks the frontmatter `data` of the skill in directory `dirName`; problems say what is wrong. */
-export const checkSkillMeta = (
+const checkSkillMeta = (
   data: Record<string, unknown>,
   dirName: string,
 ): { meta?: SkillMeta; problems: string[] } => {

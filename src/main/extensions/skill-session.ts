@@ -17,7 +17,7 @@ import { resolveSkills, type Skill } from './skills.ts';
 // The transcript records each activation, so a resumed session has them again.
 
 /** How an activation is recorded in the transcript. */
-export type SkillRecord = Extract<TranscriptEntry, { type: 'skill' }>;
+type SkillRecord = Extract<TranscriptEntry, { type: 'skill' }>;
 
 /** A skill active in a session. */
 interface Active {
@@ -28,7 +28,7 @@ interface Active {
   tools: readonly string[];
 }
 
-export interface SessionSkillsDeps {
+interface SessionSkillsDeps {
   root: string;
   config: () => LoadedConfig;
   /** Appends an activation to the session's transcript. */

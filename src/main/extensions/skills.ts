@@ -24,10 +24,10 @@ import { parseSkillFile, type SkillMeta } from './skill-parse.ts';
 // SKILL.md and every file beside it.
 
 /** Where a skill comes from: your home, or the repository (which needs trust). */
-export type SkillSource = 'user' | 'repo';
+type SkillSource = 'user' | 'repo';
 
 /** One place skills are read from. */
-export interface SkillLocation {
+interface SkillLocation {
   dir: string;
   source: SkillSource;
   /** The trust key's prefix of a repository's location: `claude:skills.pdf`. */
@@ -41,7 +41,7 @@ export const MAX_SKILL_BYTES = 256 * 1024;
 /** Bytes of a SKILL.md read to find its frontmatter. */
 const HEAD_BYTES = 64 * 1024;
 /** Skill directories read in one location, at most. */
-export const MAX_SKILLS_PER_LOCATION = 1000;
+const MAX_SKILLS_PER_LOCATION = 1000;
 
 /** A skill found and valid. */
 export interface Skill extends SkillMeta {
@@ -68,7 +68,7 @@ export interface InvalidSkill {
   problems: string[];
 }
 
-export interface SkillsRead {
+interface SkillsRead {
   /** Valid skills, nearest location first (several may share a name: see `resolveSkills`). */
   skills: Loaded<Skill>[];
   invalid: InvalidSkill[];
@@ -128,7 +128,7 @@ const privatePlaces = (env: Env): PrivatePlaces => ({
  * it may not hold your home, `$NIFFLER_HOME` or a secret place (`~/.ssh`…), nor lie inside one
  * (but for `$NIFFLER_HOME/skills`).
  */
-export const userSkillDirProblem = (
+const userSkillDirProblem = (
   real: string,
   env: Env,
   { home, niffler, secret }: PrivatePlaces = privatePlaces(env),
@@ -352,7 +352,7 @@ export const readSkills = (root: string, env: Env): SkillsRead => {
 };
 
 /** A skill that lost its name to a nearer one. */
-export interface Shadowed {
+interface Shadowed {
   skill: Skill;
   by: Skill;
 }

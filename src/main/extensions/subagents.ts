@@ -49,7 +49,7 @@ export interface SubagentRun {
 }
 
 /** A child session's end: its id and how its turn went. */
-export type SubagentOutcome = { id: string; summary: TurnSummary };
+type SubagentOutcome = { id: string; summary: TurnSummary };
 
 /** The task tool's answer to the model, from the child's end. */
 export const subagentResult = (agent: string, outcome: SubagentOutcome): ToolResult => {

@@ -11,7 +11,7 @@ const InputSchema = z.strictObject({
   required: z.boolean().optional(),
 });
 
-export const TaskSchema = z
+const TaskSchema = z
   .strictObject({
     description: z.string().optional(),
     /** The prompt; `{{name}}` takes an input. */
@@ -45,7 +45,7 @@ export interface TaskDefinition {
 }
 
 /** Why `schedule` is not a cron expression, or undefined when it is one. */
-export const scheduleProblem = (schedule: string): string | undefined => {
+const scheduleProblem = (schedule: string): string | undefined => {
   try {
     new Cron(schedule, { paused: true });
     return undefined;

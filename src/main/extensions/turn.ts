@@ -88,7 +88,7 @@ export interface TurnPlan {
 const SKILLS_COMMAND = /^\/skills(?:\s+(\S+)\s*([\s\S]*))?$/;
 
 /** The skill a prompt activates by hand, if it is `/skills NAME …` (a bare `/skills` is an error). */
-export const skillInvocation = (text: string): { name: string; request: string } | undefined => {
+const skillInvocation = (text: string): { name: string; request: string } | undefined => {
   const match = SKILLS_COMMAND.exec(text.trim());
   if (!match) return undefined;
   if (!match[1])
@@ -99,7 +99,7 @@ export const skillInvocation = (text: string): { name: string; request: string }
   return { name: match[1], request: match[2]?.trim() ?? '' };
 };
 
-export interface PlanOptions {
+interface PlanOptions {
   loaded: LoadedConfig;
   /** The session's agent profile. */
   agent: string;

@@ -30,7 +30,7 @@ export interface ListenOptions {
 }
 
 /** What the listener needs of the gateway: its parts, and the consumer registry. */
-export interface ListenerHooks {
+interface ListenerHooks {
   deps: GatewayDeps;
   register(consumer: Consumer, close: () => Promise<void>): void;
   end(id: number, reason: string): Promise<void>;

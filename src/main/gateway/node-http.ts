@@ -1,7 +1,7 @@
 import type http from 'node:http';
 
 /** The largest request body the gateway reads (what the SDK's HTTP entry takes too). */
-export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /** A request body, or `null` when it is over `MAX_BODY_BYTES` (reading stops there). */
 export const readBody = async (req: http.IncomingMessage): Promise<Buffer | null> => {

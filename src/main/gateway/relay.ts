@@ -8,7 +8,7 @@ import {
 } from '@modelcontextprotocol/server';
 
 /** Requests one consumer may have in flight; more are refused until answers come back. */
-export const MAX_IN_FLIGHT = 64;
+const MAX_IN_FLIGHT = 64;
 
 /** JSON-RPC's implementation-defined server error: the flood refusal's code. */
 const TOO_MANY = -32000;

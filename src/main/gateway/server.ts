@@ -18,7 +18,7 @@ import type { GatewayDeps } from './deps.ts';
 import { Exchange } from './exchange.ts';
 
 /** How the consumer of a request is found: fixed for a connection, by name for 2026 HTTP. */
-export type ConsumerOf = (ctx: ServerContext, server: Server) => Consumer;
+type ConsumerOf = (ctx: ServerContext, server: Server) => Consumer;
 
 type Envelope = Record<string, unknown> | undefined;
 

@@ -4,7 +4,7 @@ import { NifflerError } from '../errors.ts';
 import { tildify } from '../paths.ts';
 
 /** The gateway's bearer token: its value, where it is kept, and whether it was just made. */
-export interface GatewayToken {
+interface GatewayToken {
   token: string;
   file: string;
   created: boolean;

@@ -10,7 +10,7 @@ const MAX_CHARS = 4000;
  * What an edit's result carries of its diagnostics, for front-ends (`data.diagnostics`): how many
  * errors and warnings the change brought, and their lines (the first is the card's).
  */
-export interface ResultDiagnostics {
+interface ResultDiagnostics {
   errors: number;
   warnings: number;
   lines: string[];

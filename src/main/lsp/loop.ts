@@ -11,7 +11,7 @@ const GRACE_MS = 300;
 const MAX_COMMAND_FILES = 10;
 
 /** A call as the loop sees it (name and arguments). */
-export interface ObservedCall {
+interface ObservedCall {
   name: string;
   args: Record<string, unknown>;
 }
@@ -38,7 +38,7 @@ export interface ChangedFiles {
 }
 
 /** What the loop needs of the service, each time (the config may have changed). */
-export interface LoopDeps {
+interface LoopDeps {
   root: string;
   /** The host while a server runs (starting, ready or degraded); none otherwise. */
   host(): LspHost | undefined;

@@ -11,7 +11,7 @@ import { editDiagnostics, type ChangedFiles, type EditDiagnostics } from './loop
 import { resolveLspServers, type ResolvedLsp } from './servers.ts';
 import { lspToolEntry } from './tool.ts';
 
-export interface LspServiceDeps {
+interface LspServiceDeps {
   root: string;
   /**
    * Whether this engine is a daemon: only a daemon runs language servers (an in-process engine

@@ -19,7 +19,7 @@ import { mark } from '../../workers/shared/timeline.ts';
 /** Defaults for what config does not say: retries before the first token, and the stall timer. */
 export const DEFAULT_RETRY: RetrySettings = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
 /** Generous: a local server may take minutes to load a model before its first byte. */
-export const DEFAULT_STALL_TIMEOUT_MS = 180_000;
+const DEFAULT_STALL_TIMEOUT_MS = 180_000;
 const WATCHDOG_GRACE_MS = 10_000;
 
 const DEFAULT_BASE_URL = {
@@ -115,7 +115,7 @@ class EventQueue {
 
 const modelKey = (model: ModelSpec): string => `${model.provider} ${model.baseUrl} ${model.model}`;
 
-export interface ApiHostOptions {
+interface ApiHostOptions {
   log?: Logger;
   /** Called once, when the first request has been handed to the worker. */
   onFirstRequest?: () => void;

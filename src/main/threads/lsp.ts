@@ -14,7 +14,7 @@ import { killGroup } from '../../workers/shared/process-group.ts';
 import { exitCause, startWorker } from './entry.ts';
 import { RpcChannel } from './rpc.ts';
 
-export interface LspHostOptions {
+interface LspHostOptions {
   logger?: Logger;
   /** Respawn the worker when it dies (at most 3 times in 5 minutes); default true. */
   respawn?: boolean;

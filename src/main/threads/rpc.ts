@@ -3,10 +3,10 @@ import type { WireError } from '../../workers/protocol/wire-error.ts';
 import { whenAborted } from '../../workers/shared/abort.ts';
 
 /** A channel's request/response pairs: `params` travel with `{ type, id }`, the reply is `result`. */
-export type RpcCalls = Record<string, { params: object; result: unknown }>;
+type RpcCalls = Record<string, { params: object; result: unknown }>;
 
 /** The replies `RpcChannel` consumes; every other message is the owner's. */
-export type RpcReply =
+type RpcReply =
   | { type: 'result'; id: number; value: unknown }
   | { type: 'error'; id: number; error: WireError }
   | { type: 'progress'; id: number; progress: number; total?: number; message?: string };
@@ -17,14 +17,14 @@ export interface RpcProgress {
   message?: string;
 }
 
-export interface RpcRequestOptions {
+interface RpcRequestOptions {
   signal?: AbortSignal;
   /** Rejects with `timeout` after this long without a reply or progress; 0 for none. */
   timeoutMs?: number;
   onProgress?: (progress: RpcProgress) => void;
 }
 
-export interface RpcChannelOptions {
+interface RpcChannelOptions {
   /** Rejects a request with `timeout` after this long without a reply or progress; default 60 s. */
   defaultTimeoutMs?: number;
 }

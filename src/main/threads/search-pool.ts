@@ -22,7 +22,7 @@ import { whenAborted } from '../../workers/shared/abort.ts';
 // named as too slow, and the chunk's other files are searched again without it.
 
 /** How the executor runs a task: the pool's `run`, with a signal that ends the thread. */
-export type RunTask = (task: ToolTask, signal: AbortSignal) => Promise<ToolResult>;
+type RunTask = (task: ToolTask, signal: AbortSignal) => Promise<ToolResult>;
 
 const WATCH_MS = 100;
 
@@ -30,7 +30,7 @@ const WATCH_MS = 100;
  * Watches a chunk's beat ([windows read, cancel, file index]) and calls `onStuck` with the file
  * index once it has stood still for `ms` after the chunk started. Returns what stops watching.
  */
-export const watchBeat = (
+const watchBeat = (
   view: Int32Array,
   ms: number,
   onStuck: (index: number) => void,

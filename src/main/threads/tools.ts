@@ -32,7 +32,7 @@ import { SearchRelay } from './search-pool.ts';
  * `grants` are what the user allowed for this call when asked (a private address for fetch);
  * `readOnlyPaths` what the session may read besides (its active skills of yours).
  */
-export interface ToolCall {
+interface ToolCall {
   name: string;
   args: unknown;
   sessionId?: string;
@@ -40,7 +40,7 @@ export interface ToolCall {
   readOnlyPaths?: string[];
 }
 
-export interface ToolsHostOptions {
+interface ToolsHostOptions {
   /** The workspace root (real path). */
   root: string;
   /** The resolved `tools` section of the config. */

@@ -40,7 +40,7 @@ export interface ApprovalSettings {
   allowedBy?: string;
 }
 
-export type ApprovalDecision = 'allow' | 'ask' | 'deny';
+type ApprovalDecision = 'allow' | 'ask' | 'deny';
 
 /** A decision and the rule that made it, for the UI and the transcript. */
 export interface ApprovalOutcome {

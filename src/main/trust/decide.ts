@@ -45,7 +45,7 @@ const placeOf = (part: Part, env?: Env): string =>
   formatPlace(part.file, part.line, part.path, env);
 
 /** What differs between the parts now and a trusted record (all added without one). */
-export const diffParts = (parts: readonly Part[], record?: TrustRecord, env?: Env): Change[] => {
+const diffParts = (parts: readonly Part[], record?: TrustRecord, env?: Env): Change[] => {
   const trusted = record?.parts ?? {};
   const changes: Change[] = [];
   for (const part of parts) {
@@ -98,7 +98,7 @@ export const decideTrust = (
 };
 
 /** The record `niffler trust` writes: the whole digest, and each part as the user saw it. */
-export const recordOf = (contribution: Contribution, now = new Date()): TrustRecord => ({
+const recordOf = (contribution: Contribution, now = new Date()): TrustRecord => ({
   trustedAt: now.toISOString(),
   digest: contribution.digest,
   parts: Object.fromEntries(

@@ -88,7 +88,7 @@ const layerOf = (profile: ProfileLimit): PolicyLayer[] =>
   Object.keys(profile.rules).length ? [{ source: profile.source, rules: profile.rules }] : [];
 
 /** An active skill's rules: your own skill's tools allowed; none for a repository's (it never widens). */
-export const skillLayer = (skill: SkillGrant): PolicyLayer[] =>
+const skillLayer = (skill: SkillGrant): PolicyLayer[] =>
   skill.source === 'user' && skill.tools.length
     ? [
         {

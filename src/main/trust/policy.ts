@@ -5,7 +5,7 @@ import { matchesName } from '../name-glob.ts';
 export type { PolicyLayer } from '../config/load.ts';
 
 /** The rule that decided, and where it was written. */
-export interface PolicyMatch {
+interface PolicyMatch {
   decision: ToolPolicy;
   pattern: string;
   source: string;

@@ -124,13 +124,13 @@ const shellTouches = (
 export const GIT_WRITE = 'git-write';
 
 /** Why a call always asks, and what approving it lets the call do that it could not before. */
-export interface Protection {
+interface Protection {
   why: string;
   grant?: string;
 }
 
 /** A call as the protection check needs it. */
-export interface CallForCheck {
+interface CallForCheck {
   name: string;
   args: unknown;
   kind: 'builtin' | 'mcp';

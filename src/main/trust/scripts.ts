@@ -16,13 +16,13 @@ const MAX_FILES = 64;
 const MAX_BYTES = 64 * 1024 * 1024;
 
 /** A repository file some command runs, as the digest holds it. */
-export interface ScriptValue {
+interface ScriptValue {
   sha256: string;
   bytes: number;
 }
 
 /** The words of a shell command line, roughly as a shell splits them: quotes joined and removed. */
-export const shellWords = (line: string): string[] => {
+const shellWords = (line: string): string[] => {
   const out: string[] = [];
   let word = '';
   let open = false;

@@ -31,7 +31,7 @@ const LegacyStoreSchema = z.object({
 });
 
 export type TrustRecord = z.infer<typeof TrustRecordSchema>;
-export type TrustStore = z.infer<typeof StoreSchema>;
+type TrustStore = z.infer<typeof StoreSchema>;
 
 /**
  * The trust store as read: usable (with the roots trusted by an older niffler, which must be

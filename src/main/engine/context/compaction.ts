@@ -40,7 +40,7 @@ export const lastSummary = (markers: readonly CompactionMarker[]): CompactionMar
   [...markers].reverse().find((m) => m.summary !== undefined);
 
 /** The index of the `n`th user message (0-based; the length when there are fewer). */
-export const indexOfUser = (messages: readonly ChatMessage[], n: number): number => {
+const indexOfUser = (messages: readonly ChatMessage[], n: number): number => {
   if (n <= 0) return 0;
   let seen = 0;
   for (let i = 0; i < messages.length; i++)

@@ -27,14 +27,14 @@ export const INSTRUCTIONS_BUDGET = 64 * 1024;
 const MAX_IMPORT_DEPTH = 4;
 
 /** One instruction file as it joins the system prompt. */
-export interface InstructionFile {
+interface InstructionFile {
   /** As shown: relative to the root, or `~/.niffler/NIFFLER.md`. */
   file: string;
   title: string;
   text: string;
 }
 
-export interface Instructions {
+interface Instructions {
   files: InstructionFile[];
   /** Repository files left out because the repository is not trusted. */
   untrusted: string[];

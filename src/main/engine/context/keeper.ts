@@ -9,7 +9,7 @@ import {
 } from './ladder.ts';
 import { measure, scaleUse } from './tokens.ts';
 
-export type { Fitted, FitOptions, KeeperDeps, RequestInput, RequestView } from './ladder.ts';
+export type { Fitted, FitOptions, RequestView } from './ladder.ts';
 
 /**
  * A session's context: the compactions made so far, replayed onto its history for every request.

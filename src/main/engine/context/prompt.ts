@@ -17,7 +17,7 @@ export const promptFilesPresent = (root: string): string[] =>
     .map((file) => path.relative(root, file));
 
 /** What went into the system prompt, what was left out and why, and what each part weighs. */
-export interface SystemPrompt {
+interface SystemPrompt {
   text: string;
   /** Repository instruction files left out because the repository is not trusted. */
   untrusted: string[];

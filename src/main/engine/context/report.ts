@@ -14,7 +14,7 @@ import type { ContextPart, ContextReport, WindowSource } from '../../protocol.ts
 
 export type { ContextReport } from '../../protocol.ts';
 
-export interface ReportInput {
+interface ReportInput {
   sessionId: string;
   agent: string;
   model: string;
@@ -41,7 +41,7 @@ const PROMPT_PART_NAMES: Record<PromptPart['kind'], string> = {
 };
 
 /** A compaction marker in words. */
-export const describeMarker = (marker: CompactionMarker): string => {
+const describeMarker = (marker: CompactionMarker): string => {
   const parts: string[] = [];
   if (marker.cleared.length) parts.push(`cleared ${marker.cleared.length} tool output(s)`);
   if (marker.summary !== undefined) {

@@ -10,7 +10,7 @@ import {
 } from './tool-search.ts';
 
 /** The tools of a request, and the table that answers their calls (`tool_search` included). */
-export interface PlannedTools {
+interface PlannedTools {
   plan: ToolPlan;
   table: ToolTable;
 }

@@ -7,7 +7,7 @@ import { estimateText, ESTIMATE_MARGIN } from './tokens.ts';
 // those turns, so that a compaction never depends on the model to succeed.
 
 /** Tokens a summary may use at most, whatever the window. */
-export const SUMMARY_TOKENS = 4000;
+const SUMMARY_TOKENS = 4000;
 /** Share of the window a summary may use. */
 const SUMMARY_SHARE = 0.1;
 /** Characters of conversation given to the summarizing model per message, at most. */
@@ -67,7 +67,7 @@ export const summaryRequest = (
 ];
 
 /** `text` cut to about `tokens` tokens (at a line end where one is near), saying it was cut. */
-export const boundText = (text: string, tokens: number): string => {
+const boundText = (text: string, tokens: number): string => {
   if (estimateText(text) <= tokens) return text;
   const note = '\n[cut to fit the context window]';
   const chars = Math.max(0, tokens * 4 - note.length);
@@ -78,7 +78,7 @@ export const boundText = (text: string, tokens: number): string => {
 };
 
 /** `messages` in runs of at most `chars` rendered characters (at least one message each). */
-export const chunks = (
+const chunks = (
   messages: readonly ChatMessage[],
   chars: number,
   maxMessageChars: number,

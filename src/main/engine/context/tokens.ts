@@ -17,7 +17,7 @@ export const estimateText = (text: string): number => Math.ceil(text.length / 4)
 const jsonTokens = new WeakMap<object, number>();
 
 /** Tokens of `value` as JSON, measured once per value. */
-export const estimateJson = (value: object): number => {
+const estimateJson = (value: object): number => {
   let tokens = jsonTokens.get(value);
   if (tokens === undefined) {
     tokens = estimateText(JSON.stringify(value));
@@ -51,7 +51,7 @@ export const messageTokens = (message: ChatMessage): number => {
   }
 };
 
-export interface RequestParts {
+interface RequestParts {
   system: string;
   /** Characters of `system` that are instruction files and server instructions. */
   instructionChars: number;

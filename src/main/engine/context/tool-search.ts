@@ -12,20 +12,15 @@ export type { SearchableTool } from '../../calls/types.ts';
 export const TOOL_SEARCH = 'tool_search';
 
 /** `auto` defers MCP tools once their schemas pass this share of the context window. */
-export const AUTO_SHARE = 0.1;
+const AUTO_SHARE = 0.1;
 /**
  * …or once all the definitions a request carries (built-ins and niffler's own tools too) pass
  * this share, as on a small window; and if what is left still passes it, the built-ins a coding
  * turn can do without wait too.
  */
-export const TOOLS_SHARE = 0.15;
+const TOOLS_SHARE = 0.15;
 /** Built-ins deferred when the window is too small for all of them: others do their work too. */
-export const OPTIONAL_BUILTINS: ReadonlySet<string> = new Set([
-  'list_dir',
-  'path_info',
-  'fetch',
-  'todo',
-]);
+const OPTIONAL_BUILTINS: ReadonlySet<string> = new Set(['list_dir', 'path_info', 'fetch', 'todo']);
 /** The index of deferred tools, one line each, may take this share before it goes per server. */
 const INDEX_SHARE = 0.05;
 
@@ -42,7 +37,7 @@ export interface ToolPlan {
   deferred: SearchableTool[];
 }
 
-export interface PlanOptions {
+interface PlanOptions {
   mode: 'auto' | 'always' | 'never';
   /** The model's context window, in tokens. */
   window: number;

@@ -7,12 +7,12 @@ import { Calibrations } from './tokens.ts';
 // else a conservative default. Asked once per model and daemon.
 
 /** Tokens assumed when nothing better is known. */
-export const DEFAULT_WINDOW = 16_384;
+const DEFAULT_WINDOW = 16_384;
 /**
  * Ollama allocates the whole window up front: a model's trained maximum (128k for many) can
  * exhaust a laptop. What /api/show reports is capped here; `contextWindow` in the config goes higher.
  */
-export const OLLAMA_AUTO_CAP = 32_768;
+const OLLAMA_AUTO_CAP = 32_768;
 
 /** Known hosted families, by a pattern of the model id. First match wins. */
 const FAMILIES: [RegExp, number][] = [
