@@ -4,7 +4,6 @@ import { NifflerError } from '../errors.ts';
 import { nifflerPaths, type NifflerPaths } from '../paths.ts';
 import type {
   AttachedClient,
-  DaemonStatus,
   EngineHandlers,
   RequestContext,
   EngineMethod,
@@ -28,6 +27,7 @@ import { watchEngineConfig } from './watch-config.ts';
 import { prewarm, warmWhenIdle } from './prewarm.ts';
 import { elicit, sample } from './requests.ts';
 import { Session } from './session.ts';
+import { daemonHandlers } from './daemon-handlers.ts';
 import { sessionHandlers } from './session-handlers.ts';
 import { SessionTable } from './session-table.ts';
 import { GatewayLink } from './gateway-link.ts';
@@ -250,24 +250,21 @@ export class Engine implements EngineHandlers {
     ...uiHandlers(this),
     ...lspHandlers(() => this.lsp),
     ...this.#gateway.handlers(),
-    hello: async (params) => {
-      if (params.version !== this.version) {
-        this.options.log.info('front-end of another version: restarting when idle', {
-          ours: this.version,
-          theirs: params.version,
-        });
-        void this.#sessions
-          .whenIdle()
-          .then(() => this.options.onStopRequested?.(`front-end version ${params.version}`));
-        return { ok: false, reason: 'version-mismatch', version: this.version, pid: process.pid };
-      }
-      return { ok: true, version: this.version, pid: process.pid, root: this.options.root };
-    },
-    'daemon/status': async () => this.status(),
-    'daemon/stop': async () => {
-      queueMicrotask(() => this.options.onStopRequested?.('niffler daemon stop'));
-      return { stopping: true };
-    },
+    ...daemonHandlers({
+      version: () => this.version,
+      root: () => this.options.root,
+      socket: () => this.options.socket ?? null,
+      startedAt: () => this.startedAt,
+      logFile: () => this.paths.daemonLog,
+      sessions: this.#sessions,
+      clients: () => this.#clients.size,
+      lastLoaded: () => this.#loaded,
+      configError: () => this.#configError,
+      config: () => this.config,
+      tasks: () => this.tasks,
+      log: () => this.options.log,
+      stop: (reason) => this.options.onStopRequested?.(reason),
+    }),
     ...sessionHandlers({
       sessions: this.#sessions,
       sessionDeps: () => this.#sessionDeps(),
@@ -318,36 +315,6 @@ export class Engine implements EngineHandlers {
       'config-invalid',
       `${this.#configError ?? 'the config did not load'}\nFix it and save: the daemon reloads it.`,
     );
-  }
-
-  status(): DaemonStatus {
-    const memory = process.memoryUsage();
-    return {
-      pid: process.pid,
-      version: this.version,
-      root: this.options.root,
-      socket: this.options.socket ?? null,
-      startedAt: this.startedAt,
-      uptimeMs: Date.now() - this.startedAt,
-      clients: this.#clients.size,
-      runningTurns: this.#sessions.running,
-      sessionsInMemory: this.#sessions.size,
-      memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
-      configFiles: this.#loaded?.files ?? [],
-      configError: this.#configError,
-      idleMinutes: this.config.daemon.idleMinutes,
-      logFile: this.paths.daemonLog,
-      ...(this.options.log.problem() ? { logError: this.options.log.problem() } : {}),
-      schedules: this.tasks
-        .list()
-        .filter((t) => t.schedule)
-        .map((t) => ({
-          task: t.name,
-          schedule: t.schedule!,
-          ...(t.next ? { next: t.next } : {}),
-          ...(t.missed ? { missed: t.missed } : {}),
-        })),
-    };
   }
 
   /** Re-reads the config: a valid one is applied (only changed servers restart), a broken one reported. */
