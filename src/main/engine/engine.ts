@@ -1,6 +1,5 @@
 import path from 'node:path';
-import { loadConfig, type LoadedConfig } from '../extensions/workspace-config.ts';
-import { NifflerError } from '../errors.ts';
+import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import { nifflerPaths, type NifflerPaths } from '../paths.ts';
 import type {
   AttachedClient,
@@ -20,7 +19,7 @@ import { mcpWorkerData, type McpHost } from '../threads/mcp.ts';
 import { beginEngine, type EngineOptions } from './boot.ts';
 import { ToolsHost } from '../threads/tools.ts';
 import { ApprovalStore } from './approvals.ts';
-import { ScriptWatch } from '../trust/scripts.ts';
+import { ConfigKeeper } from './config-keeper.ts';
 import { ContextWindows } from './context/window.ts';
 import { SnapshotStore } from './snapshots.ts';
 import { watchEngineConfig } from './watch-config.ts';
@@ -55,8 +54,7 @@ export class Engine implements EngineHandlers {
   /** Language servers: started when a session opens, diagnostics after edits, the `lsp` tool. */
   readonly lsp: LspService;
   #tools: ToolsHost | undefined;
-  #loaded: LoadedConfig | null;
-  #configError: string | null;
+  readonly #config: ConfigKeeper;
   readonly #clients = new Set<AttachedClient>();
   /** The sessions in memory, who opened them, the turns running on them. */
   readonly #sessions = new SessionTable(() => this.#sessionDeps());
@@ -64,12 +62,10 @@ export class Engine implements EngineHandlers {
   #subagentSlots: Semaphore | undefined;
   #tasks: TaskRunner | undefined;
   #snapshotStore: SnapshotStore | undefined;
-  /** The repository files trusted commands run, as they were when the config was read. */
-  readonly #scripts = new ScriptWatch();
   /** The gateway (`niffler mcp serve`), made when its first consumer comes. */
   readonly #gateway = new GatewayLink({
     root: () => this.options.root,
-    current: () => this.#current(),
+    current: () => this.#config.current(),
     approvals: () => this.approvals,
     tools: () => this.tools,
     mcp: () => this.mcp,
@@ -94,9 +90,16 @@ export class Engine implements EngineHandlers {
   ) {
     this.startedAt = options.startedAt ?? Date.now();
     this.paths = nifflerPaths(options.root, options.env);
-    this.#loaded = loaded;
-    if (loaded) this.#scripts.take(loaded);
-    this.#configError = configError;
+    this.#config = new ConfigKeeper(
+      options,
+      {
+        read: (loaded) => this.#tools?.configure(loaded.config.tools),
+        failed: (error) => this.broadcast('config/changed', { ok: false, error, warnings: [] }),
+        apply: (loaded) => this.#apply(loaded),
+      },
+      loaded,
+      configError,
+    );
     this.api = api ?? new ApiHost({ log: options.log.child({ scope: 'api' }) });
     this.approvals = new ApprovalStore(this.paths.approvalsFile, options.root);
     this.lsp = new LspService({
@@ -105,8 +108,8 @@ export class Engine implements EngineHandlers {
       paths: this.paths,
       env: options.env ?? process.env,
       log: options.log,
-      loaded: () => this.#loaded,
-      configError: () => this.#configError,
+      loaded: () => this.#config.last,
+      configError: () => this.#config.error,
       snapshots: () => this.#snapshots,
     });
     mcp.on((event) => {
@@ -153,15 +156,15 @@ export class Engine implements EngineHandlers {
   }
 
   get loaded(): LoadedConfig | null {
-    return this.#current();
+    return this.#config.current();
   }
 
   get config(): Config {
-    return this.#loaded?.config ?? ConfigSchema.parse({});
+    return this.#config.last?.config ?? ConfigSchema.parse({});
   }
 
   get configError(): string | null {
-    return this.#configError;
+    return this.#config.error;
   }
 
   get clients(): number {
@@ -186,7 +189,7 @@ export class Engine implements EngineHandlers {
     this.#tasks ??= new TaskRunner({
       dir: path.join(this.paths.home, 'task-runs', this.paths.key),
       newSession: (options) => Session.create(this.#sessionDeps(), options),
-      loaded: () => this.#current(),
+      loaded: () => this.#config.current(),
       onRun: (run) => this.broadcast('task/ran', run),
       onActivity: () => this.options.onActivity?.(),
       log: this.options.log.child({ scope: 'tasks' }),
@@ -258,8 +261,8 @@ export class Engine implements EngineHandlers {
       logFile: () => this.paths.daemonLog,
       sessions: this.#sessions,
       clients: () => this.#clients.size,
-      lastLoaded: () => this.#loaded,
-      configError: () => this.#configError,
+      lastLoaded: () => this.#config.last,
+      configError: () => this.#config.error,
       config: () => this.config,
       tasks: () => this.tasks,
       log: () => this.options.log,
@@ -269,7 +272,7 @@ export class Engine implements EngineHandlers {
       sessions: this.#sessions,
       sessionDeps: () => this.#sessionDeps(),
       sessionsDir: () => this.paths.sessionsDir,
-      lastLoaded: () => this.#loaded,
+      lastLoaded: () => this.#config.last,
       config: () => this.config,
       approvalsProblem: () => this.approvals.problem,
       warmLsp: () => this.lsp.warm(),
@@ -298,54 +301,19 @@ export class Engine implements EngineHandlers {
       tools: this.tools,
       mcp: this.mcp,
       approvals: this.approvals,
-      config: () => this.#requireConfig(),
+      config: () => this.#config.require(),
       resolveModel: (name) => resolveModelSpec(this.config, name, this.options.env ?? process.env),
-      instructions: () => serverInstructions(this.mcp.knownStatuses(), this.#loaded?.servers ?? []),
+      instructions: () =>
+        serverInstructions(this.mcp.knownStatuses(), this.#config.last?.servers ?? []),
       runCommand: (spec, signal) => this.tools.runCommand(spec, signal),
       subagents: (this.#subagentSlots ??= new Semaphore(this.config.agent.subagents.maxConcurrent)),
       lsp: this.lsp,
     };
   }
 
-  /** The config a turn runs with; none while the config has never loaded (the error says why). */
-  #requireConfig(): LoadedConfig {
-    const loaded = this.#current();
-    if (loaded) return loaded;
-    throw new NifflerError(
-      'config-invalid',
-      `${this.#configError ?? 'the config did not load'}\nFix it and save: the daemon reloads it.`,
-    );
-  }
-
   /** Re-reads the config: a valid one is applied (only changed servers restart), a broken one reported. */
-  async reload(): Promise<void> {
-    const loaded = this.#readConfig();
-    if (loaded) await this.#apply(loaded);
-  }
-
-  /** Reads the config and, when it is valid, takes it as the config now; reports a broken one. */
-  #readConfig(): LoadedConfig | undefined {
-    const result = loadConfig({
-      root: this.options.root,
-      env: this.options.env ?? process.env,
-      flags: this.options.flags ?? [],
-    });
-    if (!result.ok) {
-      this.#configError = result.error.message;
-      this.options.log.warn('config reload failed; keeping the last good config', {
-        error: result.error.message,
-      });
-      this.broadcast('config/changed', { ok: false, error: result.error.message, warnings: [] });
-      return undefined;
-    }
-    this.options.onConfig?.(result.value);
-    this.#loaded = result.value;
-    this.#scripts.take(result.value);
-    this.#configError = null;
-    // Built-in tools take their section as it now stands (a host not started yet reads it then),
-    // before anything awaits: of two reloads close together, the later file wins.
-    this.#tools?.configure(result.value.config.tools);
-    return result.value;
+  reload(): Promise<void> {
+    return this.#config.reload();
   }
 
   /** Applies a config just read to what runs: servers, the gateway, front-ends, watches, tasks. */
@@ -369,28 +337,14 @@ export class Engine implements EngineHandlers {
     if (this.options.socket !== null) this.#scheduleTasks();
   }
 
-  /**
-   * The config now: when a repository file that trusted commands run changed since it was read
-   * (a watch may not have fired yet), read again first — the repository is not trusted for it.
-   */
-  #current(): LoadedConfig | null {
-    const changed = this.#scripts.changed();
-    if (changed) {
-      this.options.log.info('a script the trusted repository runs changed', { file: changed });
-      const loaded = this.#readConfig();
-      if (loaded) void this.#apply(loaded);
-    }
-    return this.#loaded;
-  }
-
   #watch(): void {
     this.#stopWatching();
     this.#stopWatching = watchEngineConfig({
       root: this.options.root,
       env: this.options.env ?? process.env,
       paths: this.paths,
-      loaded: this.#loaded,
-      scripts: this.#scripts.files(),
+      loaded: this.#config.last,
+      scripts: this.#config.scriptFiles(),
       reload: () => {
         if (!this.#closed) void this.reload();
       },
@@ -400,7 +354,7 @@ export class Engine implements EngineHandlers {
   /** Builds what a first turn would build, once the servers are done starting (`prewarm.ts`). */
   warmWhenIdle(): void {
     this.#stopWarming = warmWhenIdle(this, async () => {
-      if (this.#closed || !this.#loaded) return;
+      if (this.#closed || !this.#config.last) return;
       await prewarm({
         config: this.config,
         env: this.options.env ?? process.env,
