@@ -12,75 +12,12 @@ import {
   write,
 } from 'node:fs';
 import path from 'node:path';
-import type { ChatMessage, Usage } from '../../workers/protocol/api.ts';
+import type { ChatMessage } from '../../workers/protocol/api.ts';
 import { NifflerError } from '../errors.ts';
-import type { CompactionMarker } from './context/compaction.ts';
+import type { TranscriptEntry } from '../calls/transcript-entry.ts';
 import { fsFailure, makeDirSync } from '../../workers/shared/fs-errors.ts';
 
-type TurnOutcome = 'answered' | 'cancelled' | 'max-steps' | 'error';
-
-/** One line of a session's JSONL transcript. */
-export type TranscriptEntry =
-  | {
-      type: 'session';
-      id: string;
-      root: string;
-      createdAt: string;
-      version: string;
-      /** A session that goes on from a turn of another (`--resume ID --at-turn N`). */
-      forkedFrom?: { id: string; turn: number };
-      /** A subagent's session: the session and the `task` call that started it. */
-      parent?: { id: string; callId: string };
-      /** A task's run: the task's name. */
-      task?: string;
-    }
-  /** The agent profile the session's turns run with from here on. */
-  | { type: 'agent'; time: string; turn: number; agent: string }
-  /** The servers and tools switched off for this session from here on (all of them). */
-  | { type: 'tools'; time: string; turn: number; disabled: string[] }
-  /** A skill activated (by the model's `skill` call, or the user's /skills NAME): active from here on. */
-  | {
-      type: 'skill';
-      time: string;
-      turn: number;
-      name: string;
-      source: 'user' | 'repo';
-      /** Its directory's real path. */
-      dir: string;
-      by: 'model' | 'user';
-    }
-  /** A subagent's session, started by the `task` call `callId` of this turn. */
-  | { type: 'child'; time: string; turn: number; callId: string; id: string; agent: string }
-  | { type: 'turn-start'; time: string; turn: number; model: string }
-  | {
-      type: 'message';
-      time: string;
-      turn: number;
-      message: ChatMessage;
-      model?: string;
-      usage?: Usage;
-    }
-  /** The workspace's files before and after a turn that could change them (undo). */
-  | {
-      type: 'snapshot';
-      time: string;
-      turn: number;
-      before: string;
-      after?: string;
-      skipped?: string[];
-    }
-  /** Old tool outputs cleared, or older turns summarized: replayed onto the history on load. */
-  | { type: 'compaction'; time: string; turn: number; marker: CompactionMarker }
-  | {
-      type: 'turn-end';
-      time: string;
-      turn: number;
-      outcome: TurnOutcome;
-      usage: Usage;
-      costUsd?: number;
-      error?: string;
-      steps: number;
-    };
+export type { TranscriptEntry };
 
 interface LoadedTranscript {
   id: string;

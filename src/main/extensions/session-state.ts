@@ -1,4 +1,4 @@
-import type { TranscriptEntry } from '../engine/transcript.ts';
+import type { TranscriptEntry } from '../calls/transcript-entry.ts';
 import type { TurnIO } from '../calls/types.ts';
 import type { SubagentRun } from './subagents.ts';
 import type { ProfileLimit } from '../trust/effective.ts';

@@ -1,5 +1,5 @@
 import type { ToolEntry, TurnIO } from '../calls/types.ts';
-import type { TranscriptEntry } from '../engine/transcript.ts';
+import type { TranscriptEntry } from '../calls/transcript-entry.ts';
 import type { LoadedConfig } from './workspace-config.ts';
 import { NifflerError } from '../errors.ts';
 import { matchesName } from '../name-glob.ts';

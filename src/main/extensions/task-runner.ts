@@ -7,7 +7,7 @@ import type { LoadedConfig } from './workspace-config.ts';
 import { NifflerError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { PromptParams, TaskInfo, TaskRun, TurnSummary } from '../protocol.ts';
-import type { TurnIO } from '../engine/tool-calls.ts';
+import type { TurnIO } from '../calls/types.ts';
 import { usableExtensions } from './load.ts';
 import type { SessionOptions } from './session-state.ts';
 import { findAgent } from './turn.ts';

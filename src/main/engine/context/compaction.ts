@@ -1,5 +1,8 @@
 import type { ChatMessage } from '../../../workers/protocol/api.ts';
+import type { CompactionMarker } from '../../calls/transcript-entry.ts';
 import { messageTokens } from './tokens.ts';
+
+export type { CompactionMarker };
 
 // Compaction: when a session outgrows its model's window, the outputs of tool calls are cleared
 // (each replaced by a stub naming the file that holds it) and older parts of the conversation are
@@ -7,25 +10,6 @@ import { messageTokens } from './tokens.ts';
 // and a compaction is a marker (what was cleared, where the kept part starts, the summary) that
 // `applyCompaction` replays. What is kept always begins at a user message and never parts a tool
 // call from its result.
-
-/** A compaction as the transcript records it. */
-export interface CompactionMarker {
-  /** Tool call ids whose outputs were cleared, and the file each output was saved to. */
-  cleared: { id: string; file: string }[];
-  /**
-   * How many user messages (with all that followed each) `summary` replaces: the kept part starts
-   * at the next one. Counted in user messages, which nothing inserts later, not by index.
-   */
-  summarizedTurns?: number;
-  /**
-   * Messages after the kept part's first user message that `summary` replaces too: the earlier
-   * steps (an assistant message and its tool results, whole) of a turn too large to keep whole.
-   */
-  summarizedSteps?: number;
-  summary?: string;
-  /** Why `summary` is niffler's outline of the turns rather than a model's summary. */
-  outline?: string;
-}
 
 /** The stub a cleared output leaves in the conversation. */
 export const clearedStub = (file: string): string =>
