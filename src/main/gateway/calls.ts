@@ -20,7 +20,7 @@ import {
 } from '../engine/capabilities.ts';
 import { toolCallHooks } from '../extensions/hook-points.ts';
 import { effectivePolicy, type CallPolicy, type HookSay } from '../trust/effective.ts';
-import type { CallToolOptions } from '../threads/mcp.ts';
+import type { CallToolOptions } from '../threads/mcp-types.ts';
 import type { GatewayTool } from './catalog.ts';
 import type { Consumer } from './consumer.ts';
 import { elicitationAnswer, elicitParams, samplingAnswer, toCallToolResult } from './convert.ts';

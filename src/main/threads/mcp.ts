@@ -1,10 +1,7 @@
 import type { Worker } from 'node:worker_threads';
-import { NifflerError } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import type { NifflerError } from '../errors.ts';
 import type {
   McpCalls,
-  McpElicitation,
-  McpElicitationAnswer,
   McpEvent,
   McpForwardMethod,
   McpForwardResult,
@@ -13,8 +10,6 @@ import type {
   McpRequest,
   McpResourceInfo,
   McpResourceTemplateInfo,
-  McpSamplingAnswer,
-  McpSamplingParams,
   McpServerSpec,
   McpServerStatus,
   McpToolInfo,
@@ -23,63 +18,25 @@ import type {
   McpWorkerInit,
 } from '../../workers/protocol/mcp.ts';
 import type { ToolResult } from '../../workers/protocol/tool-result.ts';
-import { killGroup } from '../../workers/shared/process-group.ts';
-import { exitCause, startWorker } from './entry.ts';
-import { RpcChannel, type RpcProgress } from './rpc.ts';
-import { whenAborted } from '../../workers/shared/abort.ts';
+import { startWorker } from './entry.ts';
+import { KeptRevisions } from './kept-revisions.ts';
+import { McpAskers } from './mcp-askers.ts';
+import { ServerStatuses, statusWhen, withConfinement } from './mcp-statuses.ts';
+import {
+  toCallFailure,
+  type BootedMcpWorker,
+  type CallToolOptions,
+  type ElicitationHandler,
+  type McpHostEvent,
+  type McpHostOptions,
+  type SamplingHandler,
+} from './mcp-types.ts';
+import { bootMcpWorker, bootedExit, logWorkerErrors, workerExit } from './mcp-worker.ts';
+import { RpcChannel } from './rpc.ts';
 
 export { mcpWorkerData } from './mcp-spec.ts';
 
-/** Push events of the host (replies are consumed by the RPC layer). */
-export type McpHostEvent =
-  | Extract<
-      McpEvent,
-      {
-        type: 'status' | 'tools-changed' | 'prompts-changed' | 'resources-changed' | 'server-log';
-      }
-    >
-  | { type: 'worker-exit'; error: NifflerError; restarting: boolean };
-
-type ElicitationHandler = (request: {
-  server: string;
-  elicitation: McpElicitation;
-}) => Promise<McpElicitationAnswer>;
-type SamplingHandler = (request: {
-  server: string;
-  params: McpSamplingParams;
-}) => Promise<McpSamplingAnswer>;
-
-export interface McpHostOptions {
-  logger?: Logger;
-  /** Default timeout of non-call requests (status, start…); default 60 s. */
-  requestTimeoutMs?: number;
-  /** Respawn the worker when it dies after start-up; default true. */
-  respawn?: boolean;
-}
-
-export interface CallToolOptions {
-  signal?: AbortSignal;
-  onProgress?: (progress: RpcProgress) => void;
-  /** Answers the server's elicitations during this call (instead of the host's handler). */
-  onElicit?: ElicitationHandler;
-  /** Answers the server's sampling requests during this call (instead of the host's handler). */
-  onSample?: SamplingHandler;
-}
-
-const NO_UI = 'no user interface is attached to answer it';
-
-const toCallFailure = (error: unknown): ToolResult => {
-  const e = error instanceof NifflerError ? error : new NifflerError('internal', String(error));
-  const code =
-    e.code === 'canceled' ? 'canceled' : e.code === 'worker-exited' ? 'server-crashed' : 'internal';
-  return { ok: false, error: { code, message: e.message } };
-};
-
-/** An MCP worker started ahead of its data (McpHost.boot). */
-export interface BootedMcpWorker {
-  readonly worker: Worker;
-  exited: boolean;
-}
+export type { BootedMcpWorker, McpHostEvent } from './mcp-types.ts';
 
 /**
  * Owns the MCP worker thread: typed requests, push events, server-initiated elicitation and
@@ -90,18 +47,11 @@ export class McpHost {
   private worker!: Worker;
   private rpc!: RpcChannel<McpCalls>;
   private readonly listeners = new Set<(event: McpHostEvent) => void>();
-  private readonly statuses = new Map<string, McpServerStatus>();
-  private readonly pids = new Map<string, number>();
-  private elicitation: ElicitationHandler | undefined;
-  private sampling: SamplingHandler | undefined;
-  /** Per-call handlers of the server's requests, by the call's `asker` number. */
-  private readonly askers = new Map<number, Pick<CallToolOptions, 'onElicit' | 'onSample'>>();
-  private nextAsker = 1;
+  private readonly statuses = new ServerStatuses();
+  private readonly askers = new McpAskers();
   private closing: Promise<void> | undefined;
-  #toolsVersion = 0;
-  /** What the live catalogs that replaced kept ones changed, by the tools version they came at. */
-  readonly #revisions: { version: number; text: string }[] = [];
-  private readonly onProcessExit = () => this.killServers('SIGKILL');
+  readonly #kept = new KeptRevisions();
+  private readonly onProcessExit = () => this.statuses.killServers('SIGKILL');
 
   private constructor(
     private data: McpWorkerData,
@@ -129,10 +79,7 @@ export class McpHost {
    * so that its servers spawn as early as they can.
    */
   static boot(): BootedMcpWorker {
-    const worker = startWorker('mcp');
-    const booted: BootedMcpWorker = { worker, exited: false };
-    worker.once('exit', () => (booted.exited = true));
-    return booted;
+    return bootMcpWorker();
   }
 
   /** Subscribes to push events; returns the unsubscribe function. */
@@ -143,30 +90,22 @@ export class McpHost {
 
   /** Who answers `elicitation/create`; without one, requests are declined with a reason. */
   setElicitationHandler(handler: ElicitationHandler | undefined): void {
-    this.elicitation = handler;
+    this.askers.elicitation = handler;
   }
 
   /** Who answers `sampling/createMessage`; without one, requests are declined with a reason. */
   setSamplingHandler(handler: SamplingHandler | undefined): void {
-    this.sampling = handler;
+    this.askers.sampling = handler;
   }
 
   /** Every server's status, with how its process is confined (from its spec). */
   async status(): Promise<McpServerStatus[]> {
-    const statuses = await this.rpc.request('status', {});
-    return statuses.map((status) => {
-      const spec = this.data.servers.find((s) => s.name === status.name);
-      return {
-        ...status,
-        ...(spec?.sandbox ? { sandbox: 'bwrap' as const } : {}),
-        ...(spec?.limits ? { limits: spec.limits } : {}),
-      };
-    });
+    return withConfinement(await this.rpc.request('status', {}), this.data.servers);
   }
 
   /** Goes up whenever a server's tools change: a list taken at one version holds until the next. */
   get toolsVersion(): number {
-    return this.#toolsVersion;
+    return this.#kept.version;
   }
 
   listTools(): Promise<McpToolInfo[]> {
@@ -178,9 +117,7 @@ export class McpHost {
    * kept from their last run (offered meanwhile): what a turn that offered them tells its user.
    */
   keptRevisionsSince(version: number | undefined): string[] {
-    return this.#revisions
-      .filter((r) => version === undefined || r.version > version)
-      .map((r) => r.text);
+    return this.#kept.since(version);
   }
 
   listPrompts(): Promise<McpPromptInfo[]> {
@@ -225,7 +162,7 @@ export class McpHost {
 
   /** The statuses last heard of, without asking the worker (what the system prompt reads). */
   knownStatuses(): McpServerStatus[] {
-    return [...this.statuses.values()];
+    return this.statuses.all();
   }
 
   /**
@@ -238,7 +175,7 @@ export class McpHost {
     options: CallToolOptions = {},
   ): Promise<ToolResult> {
     const { signal, onProgress } = options;
-    const asker = this.askerFor(options);
+    const asker = this.askers.for(options);
     const waitMs = this.data.startupWaitMs;
     const params = {
       name,
@@ -251,7 +188,7 @@ export class McpHost {
     const call = this.rpc
       .request('call-tool', params, { timeoutMs: 0, signal, onProgress })
       .catch(toCallFailure);
-    return asker === undefined ? call : call.finally(() => this.askers.delete(asker));
+    return this.askers.until(asker, call);
   }
 
   /**
@@ -264,21 +201,13 @@ export class McpHost {
     params: Record<string, unknown>,
     options: Omit<CallToolOptions, 'onProgress'> = {},
   ): Promise<McpForwardResult> {
-    const asker = this.askerFor(options);
+    const asker = this.askers.for(options);
     const request = this.rpc.request(
       'forward',
       { server, method, params, ...(asker !== undefined ? { asker } : {}) },
       options.signal ? { signal: options.signal } : {},
     );
-    return asker === undefined ? request : request.finally(() => this.askers.delete(asker));
-  }
-
-  /** A number for a request with its own handlers of the server's requests (none without). */
-  private askerFor(options: Pick<CallToolOptions, 'onElicit' | 'onSample'>): number | undefined {
-    if (!options.onElicit && !options.onSample) return undefined;
-    const asker = this.nextAsker++;
-    this.askers.set(asker, { onElicit: options.onElicit, onSample: options.onSample });
-    return asker;
+    return this.askers.until(asker, request);
   }
 
   /**
@@ -323,8 +252,7 @@ export class McpHost {
   async updateServers(servers: McpServerSpec[]): Promise<McpCalls['update-servers']['result']> {
     this.data = { ...this.data, servers };
     const result = await this.rpc.request('update-servers', { servers });
-    for (const name of this.statuses.keys())
-      if (!servers.some((s) => s.name === name)) this.statuses.delete(name);
+    this.statuses.keepOnly(servers);
     return result;
   }
 
@@ -370,21 +298,7 @@ export class McpHost {
     test: (status: McpServerStatus) => boolean,
     signal?: AbortSignal,
   ): Promise<McpServerStatus> {
-    const current = this.statuses.get(server);
-    if (current && test(current)) return Promise.resolve(current);
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        off();
-        reject(new NifflerError('canceled', `stopped waiting for server "${server}"`));
-      };
-      const off = this.on((event) => {
-        if (event.type !== 'status' || event.status.name !== server || !test(event.status)) return;
-        off();
-        offAbort();
-        resolve(event.status);
-      });
-      const offAbort = whenAborted(signal, onAbort);
-    });
+    return statusWhen(this.statuses.get(server), (l) => this.on(l), server, test, signal);
   }
 
   /** Stops every server (process groups ended) and the worker. Safe to call twice. */
@@ -404,19 +318,13 @@ export class McpHost {
       // The worker is gone or stuck: end it and the servers it leaves behind ourselves.
       await this.worker.terminate();
     }
-    this.killServers('SIGKILL');
+    this.statuses.killServers('SIGKILL');
     process.off('exit', this.onProcessExit);
   }
 
   private spawn(booted?: BootedMcpWorker): Promise<void> {
     // A booted worker that died meanwhile (its code failed to load): the error says why.
-    if (booted?.exited)
-      return Promise.reject(
-        new NifflerError(
-          'worker-exited',
-          `the MCP worker exited while starting${exitCause(booted.worker)}`,
-        ),
-      );
+    if (booted?.exited) return Promise.reject(bootedExit(booted));
     const worker = booted?.worker ?? startWorker('mcp', this.data);
     if (booted) worker.postMessage({ type: 'init', data: this.data } satisfies McpWorkerInit);
     this.worker = worker;
@@ -434,22 +342,13 @@ export class McpHost {
         this.receive(event);
       };
       worker.on('message', receive);
-      worker.on('error', (error) =>
-        this.options.logger?.error('mcp worker error', {
-          error: error.message,
-          stack: error.stack,
-        }),
-      );
+      logWorkerErrors(worker, this.options.logger);
       worker.once('exit', (code) => {
-        const error = new NifflerError(
-          'worker-exited',
-          `the MCP worker exited with code ${code}${exitCause(worker)}`,
-          { code },
-        );
+        const error = workerExit(worker, code);
         this.rpc.rejectAll(error);
         if (!ready) return reject(error);
         if (this.closing) return;
-        this.killServers('SIGTERM');
+        this.statuses.killServers('SIGTERM');
         const restarting = this.options.respawn !== false;
         this.emit({ type: 'worker-exit', error, restarting });
         this.options.logger?.error('mcp worker exited', { code, restarting });
@@ -470,14 +369,11 @@ export class McpHost {
       case 'progress':
         return;
       case 'status':
-        this.statuses.set(event.status.name, event.status);
-        if (event.status.pid !== null) this.pids.set(event.status.name, event.status.pid);
-        else this.pids.delete(event.status.name);
+        this.statuses.note(event.status);
         this.emit(event);
         return;
       case 'tools-changed':
-        this.#toolsVersion++;
-        if (event.kept) this.#noteRevision(event.server, event.kept);
+        this.#kept.changed(event.server, event.kept);
         this.emit(event);
         return;
       case 'prompts-changed':
@@ -489,75 +385,13 @@ export class McpHost {
         this.options.logger?.[event.level](event.msg, { scope: 'mcp', ...event.data });
         return;
       case 'elicitation-request':
-        this.answer(
-          event.requestId,
-          'elicitation-answer',
-          async () => {
-            const handler = this.askerOf(event.asker)?.onElicit ?? this.elicitation;
-            return handler
-              ? handler({ server: event.server, elicitation: event.elicitation })
-              : { action: 'decline', reason: `elicitation declined: ${NO_UI}` };
-          },
-          (reason) => ({ action: 'decline', reason }),
-        );
-        return;
       case 'sampling-request':
-        this.answer(
-          event.requestId,
-          'sampling-answer',
-          async () => {
-            const handler = this.askerOf(event.asker)?.onSample ?? this.sampling;
-            return handler
-              ? handler({ server: event.server, params: event.params })
-              : { ok: false, reason: `sampling is not available: ${NO_UI}` };
-          },
-          (reason) => ({ ok: false, reason }),
-        );
+        this.askers.answer(event, (message) => this.worker.postMessage(message));
         return;
     }
   }
 
-  #noteRevision(
-    server: string,
-    kept: NonNullable<Extract<McpEvent, { type: 'tools-changed' }>['kept']>,
-  ): void {
-    const words = [
-      kept.added.length ? `new: ${kept.added.join(', ')}` : '',
-      kept.removed.length ? `gone: ${kept.removed.join(', ')}` : '',
-      kept.changed.length ? `changed: ${kept.changed.join(', ')}` : '',
-    ].filter(Boolean);
-    this.#revisions.push({
-      version: this.#toolsVersion,
-      text: `server "${server}" is ready, and its tools changed since the last run (${words.join('; ')}): the next request has them as they are now`,
-    });
-    // A few per server start; the oldest go (a turn asks only for those since it began).
-    if (this.#revisions.length > 32) this.#revisions.shift();
-  }
-
-  private askerOf(asker: number | undefined) {
-    return asker === undefined ? undefined : this.askers.get(asker);
-  }
-
-  private answer<A>(
-    requestId: number,
-    type: 'elicitation-answer' | 'sampling-answer',
-    produce: () => Promise<A>,
-    onError: (reason: string) => A,
-  ): void {
-    produce()
-      .catch((error: unknown) => onError(`the handler failed: ${(error as Error).message}`))
-      .then((answer) => this.worker.postMessage({ type, requestId, answer }))
-      .catch(() => undefined); // the worker may be gone; its request died with it
-  }
-
   private emit(event: McpHostEvent): void {
     for (const listener of [...this.listeners]) listener(event);
-  }
-
-  /** Ends the process groups of servers the worker reported (for a worker that died or hung). */
-  private killServers(signal: NodeJS.Signals): void {
-    // A group already gone is the normal case after a clean shutdown.
-    for (const pid of this.pids.values()) killGroup(pid, signal);
-    this.pids.clear();
   }
 }

@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { McpHost, type McpHostOptions } from '../../../src/main/threads/mcp.ts';
+import { McpHost } from '../../../src/main/threads/mcp.ts';
+import type { McpHostOptions } from '../../../src/main/threads/mcp-types.ts';
 import type {
   McpServerSpec,
   McpServerStatus,

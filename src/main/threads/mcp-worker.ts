@@ -1,0 +1,36 @@
+import type { Worker } from 'node:worker_threads';
+import { NifflerError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { exitCause, startWorker } from './entry.ts';
+import type { BootedMcpWorker } from './mcp-types.ts';
+
+// The MCP worker thread as the host starts it: ahead of its data (a cold daemon's first step),
+// and what its exit and its errors say.
+
+/** Starts the MCP worker before its data is known (McpHost.boot). */
+export const bootMcpWorker = (): BootedMcpWorker => {
+  const worker = startWorker('mcp');
+  const booted: BootedMcpWorker = { worker, exited: false };
+  worker.once('exit', () => (booted.exited = true));
+  return booted;
+};
+
+/** A booted worker that died before it was given its data (its code failed to load). */
+export const bootedExit = (booted: BootedMcpWorker): NifflerError =>
+  new NifflerError(
+    'worker-exited',
+    `the MCP worker exited while starting${exitCause(booted.worker)}`,
+  );
+
+/** The worker exited with `code`. */
+export const workerExit = (worker: Worker, code: number): NifflerError =>
+  new NifflerError('worker-exited', `the MCP worker exited with code ${code}${exitCause(worker)}`, {
+    code,
+  });
+
+/** Logs the worker's uncaught errors. */
+export const logWorkerErrors = (worker: Worker, logger: Logger | undefined): void => {
+  worker.on('error', (error) =>
+    logger?.error('mcp worker error', { error: error.message, stack: error.stack }),
+  );
+};
