@@ -27,7 +27,7 @@ describe('scripts/house.mjs', () => {
     expect(result.stderr).toContain('runtime import cycle: src/a.ts → src/b.ts');
   });
 
-  it('lets a type-only cycle pass and reports long functions', async () => {
+  it('reports a type-only cycle and a long function, and fails once they pass their ceilings (now 0)', async () => {
     const long = Array.from({ length: 70 }, (_, i) => `  const x${i} = ${i};`).join('\n');
     const root = tree({
       'a.ts': `import type { B } from './b.ts';\nexport type A = B | 1;\nexport function big() {\n${long}\n}\n`,
@@ -36,7 +36,11 @@ describe('scripts/house.mjs', () => {
     const result = await execa(process.execPath, [house, '--root', root, '--json'], {
       reject: false,
     });
-    expect(result.exitCode).toBe(0);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(
+      'house: 1 import cycles closed by a type-only import, over the ceiling of 0',
+    );
+    expect(result.stderr).toContain('house: 1 functions over 60 lines, over the ceiling of 0');
     const report = JSON.parse(result.stdout);
     expect(report.typeOnlyCycles).toEqual([['src/a.ts', 'src/b.ts']]);
     expect(report.longFunctions).toEqual([{ file: 'src/a.ts', name: 'big', lines: 72 }]);
