@@ -24,7 +24,7 @@ const LIMITS = {
   runtimeCycles: { goal: 0, ceiling: 0, what: 'runtime import cycles' },
   typeOnlyCycles: { goal: 0, ceiling: 0, what: 'import cycles closed by a type-only import' },
   longFunctions: { goal: 0, ceiling: 0, what: `functions over ${LONG} lines` },
-  bigFiles: { goal: 0, ceiling: 1, what: `files in src/ over ${BIG} lines (exceptions apart)` },
+  bigFiles: { goal: 0, ceiling: 0, what: `files in src/ over ${BIG} lines (exceptions apart)` },
   upwardImports: {
     goal: 0,
     ceiling: 1,
