@@ -1,4 +1,4 @@
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { LoadedConfig } from '../extensions/workspace-config.ts';
@@ -9,6 +9,7 @@ import { expandHome, hiddenFromSandbox, type Env } from '../paths.ts';
 import type { LspServerSpec, LspServerState, LspSource } from '../../workers/protocol/lsp.ts';
 import type { SandboxPolicy } from '../../workers/protocol/sandbox.ts';
 import { isInside } from '../../workers/shared/confine.ts';
+import { isExecutableFile } from '../../workers/shared/executable.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
 import { BUILTIN_SERVERS, LSP_SETTINGS, type BuiltinServer } from '../config/lsp-builtins.ts';
 import { repoBinary } from '../trust/repo-binaries.ts';
@@ -28,15 +29,6 @@ export interface ResolvedLsp {
   reason?: string;
 }
 
-const isExecutable = (file: string): boolean => {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-};
-
 /** Where a command's name leads: the repository's node_modules/.bin (trusted only), then PATH. */
 const findCommand = (
   name: string,
@@ -46,16 +38,16 @@ const findCommand = (
 ): string | undefined => {
   if (name.includes('/')) {
     const file = path.resolve(root, expandHome(name, env));
-    return isExecutable(file) ? file : undefined;
+    return isExecutableFile(file) ? file : undefined;
   }
-  if (trusted && isExecutable(repoBinary(root, name))) return repoBinary(root, name);
+  if (trusted && isExecutableFile(repoBinary(root, name))) return repoBinary(root, name);
   for (const dir of (env['PATH'] ?? '').split(path.delimiter)) {
     if (!dir) continue;
     // A PATH entry inside the repository (./node_modules/.bin, say) is the repository's.
     const absolute = path.resolve(root, dir);
     if (!trusted && isInside(absolute, root)) continue;
     const file = path.join(absolute, name);
-    if (isExecutable(file)) return file;
+    if (isExecutableFile(file)) return file;
   }
   return undefined;
 };

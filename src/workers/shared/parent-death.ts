@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
+import { isExecutableFile } from './executable.ts';
 
 // Node cannot set a child's parent-death signal (prctl PR_SET_PDEATHSIG) itself; util-linux's
 // setpriv can, and then execs the command, so the server keeps its pid, its exit code and its
@@ -9,15 +9,6 @@ import path from 'node:path';
 
 const SYSTEM_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
 
-const isExecutable = (file: string): boolean => {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-};
-
 let setpriv: string | null | undefined;
 
 /** A setpriv that takes `--pdeathsig` (util-linux ≥ 2.33), from the system directories only. */
@@ -25,7 +16,7 @@ const findSetpriv = (): string | null => {
   if (setpriv !== undefined) return setpriv;
   setpriv = null;
   if (process.platform !== 'linux') return null;
-  const file = SYSTEM_DIRS.map((dir) => path.join(dir, 'setpriv')).find(isExecutable);
+  const file = SYSTEM_DIRS.map((dir) => path.join(dir, 'setpriv')).find(isExecutableFile);
   if (!file) return null;
   const probe = spawnSync(file, ['--pdeathsig', 'KILL', '--', '/bin/sh', '-c', ':'], {
     stdio: 'ignore',
@@ -45,11 +36,11 @@ export const prepareParentDeath = (): void => void findSetpriv();
 const resolveCommand = (command: string, pathVar: string | undefined, cwd: string) => {
   if (command.includes('/')) {
     const file = path.resolve(cwd, command);
-    return isExecutable(file) ? file : null;
+    return isExecutableFile(file) ? file : null;
   }
   for (const dir of (pathVar ?? '').split(path.delimiter).filter(Boolean)) {
     const file = path.resolve(cwd, dir, command);
-    if (isExecutable(file)) return file;
+    if (isExecutableFile(file)) return file;
   }
   return null;
 };

@@ -1,9 +1,10 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import path from 'node:path';
 import type { BwrapProbe, ResourceLimits, SandboxPolicy } from '../protocol/sandbox.ts';
 import { isInside } from './confine.ts';
+import { isExecutableFile } from './executable.ts';
 import { gitPlaces } from './git-places.ts';
 
 const osSignals = osConstants.signals as Record<string, number>;
@@ -27,12 +28,7 @@ export const findExecutable = (
   for (const dir of searchPath.split(path.delimiter)) {
     if (!dir) continue;
     const file = path.join(dir, name);
-    try {
-      accessSync(file, constants.X_OK);
-      if (statSync(file).isFile()) return file;
-    } catch {
-      // Not here: the next directory of PATH.
-    }
+    if (isExecutableFile(file)) return file;
   }
   return null;
 };
