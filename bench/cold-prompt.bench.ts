@@ -12,6 +12,7 @@ import {
   serverBin,
   type Bench,
   type BenchResult,
+  promptToModel,
 } from './harness.ts';
 
 // A cold `niffler -p` (no daemon yet) with three stdio servers (server-everything, -filesystem,
@@ -82,18 +83,10 @@ const bench: Bench = async () => {
     await ws.niffler(['daemon', 'stop']);
     if (!kept) rmSync(catalogs, { recursive: true, force: true });
     rmSync(timeline, { force: true });
-    const seen = llm.requests.length;
-    const start = performance.timeOrigin + performance.now();
-    const run = execa(process.execPath, [path.resolve('dist/cli.cjs'), '-p', 'hi'], {
-      cwd: ws.repo,
+    const { ms } = await promptToModel(ws, llm, {
       env: { ...ws.env, NIFFLER_TIMELINE: timeline },
-      extendEnv: false,
-      stdin: 'ignore',
       reject: false,
     });
-    await llm.waitForRequests(seen + 1);
-    const ms = performance.timeOrigin + performance.now() - start;
-    await run;
     // The servers' readiness is part of the timeline: wait for it before the next round.
     await ws.niffler(['mcp', 'status', '--wait']);
     return { ms, steps: readSteps(timeline) };

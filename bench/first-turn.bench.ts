@@ -1,9 +1,14 @@
-import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { execa } from 'execa';
 import { reply } from '../test/fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../test/fixtures/fake-llm/server.ts';
-import { benchWorkspace, median, serverBin, type Bench, fakeModelLines } from './harness.ts';
+import {
+  benchWorkspace,
+  median,
+  promptToModel,
+  serverBin,
+  type Bench,
+  fakeModelLines,
+} from './harness.ts';
 
 // A warm daemon's first turn against its later turns: the time from starting `niffler -p` to the
 // model's receiving the request. The daemon is started and its servers connected before the
@@ -26,20 +31,7 @@ const bench: Bench = async () => {
     ].join('\n'),
   );
   /** ms from starting `niffler -p` to the request reaching the model. */
-  const toModel = async (): Promise<number> => {
-    const seen = llm.requests.length;
-    const start = performance.now();
-    const run = execa(process.execPath, [path.resolve('dist/cli.cjs'), '-p', 'hi'], {
-      cwd: ws.repo,
-      env: ws.env,
-      extendEnv: false,
-      stdin: 'ignore',
-    });
-    await llm.waitForRequests(seen + 1);
-    const ms = performance.now() - start;
-    await run;
-    return ms;
-  };
+  const toModel = async (): Promise<number> => (await promptToModel(ws, llm)).ms;
   const first: number[] = [];
   const later: number[] = [];
   try {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { testEnv } from '../test/fixtures/env.ts';
+import type { FakeLlm } from '../test/fixtures/fake-llm/server.ts';
 
 /** One line of the bench table: our figure, its baseline measured in the same run, and the ratio. */
 export interface BenchResult {
@@ -140,6 +141,30 @@ export const callsPerSecond = async (
     }),
   );
   return count / (Number(process.hrtime.bigint() - start) / 1e9);
+};
+
+/**
+ * `niffler -p hi` in `ws`: ms from starting it to `llm`'s receiving its request, and that request
+ * (the run is awaited too). `env` replaces the workspace's; `reject: false` lets the run fail.
+ */
+export const promptToModel = async (
+  ws: BenchWorkspace,
+  llm: FakeLlm,
+  options: { env?: NodeJS.ProcessEnv; reject?: boolean } = {},
+): Promise<{ ms: number; request: FakeLlm['requests'][number] }> => {
+  const seen = llm.requests.length;
+  const start = performance.now();
+  const run = execa(process.execPath, [path.resolve('dist/cli.cjs'), '-p', 'hi'], {
+    cwd: ws.repo,
+    env: options.env ?? ws.env,
+    extendEnv: false,
+    stdin: 'ignore',
+    reject: options.reject ?? true,
+  });
+  const [request] = (await llm.waitForRequests(seen + 1)).slice(seen);
+  const ms = performance.now() - start;
+  await run;
+  return { ms, request: request! };
 };
 
 /** Config lines that make the fake model (test/fixtures/fake-llm at `url`) the workspace's model. */

@@ -1,6 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import { reply } from '../test/fixtures/fake-llm/reply.ts';
 import { startFakeLlm, type FakeLlm } from '../test/fixtures/fake-llm/server.ts';
 import { readSkills } from '../src/main/extensions/skills.ts';
@@ -11,6 +10,7 @@ import {
   median,
   type Bench,
   type BenchWorkspace,
+  promptToModel,
 } from './harness.ts';
 
 // Session start with 200 skills installed against none: the time from starting `niffler -p` to
@@ -38,18 +38,8 @@ const toModel = async (
   ws: BenchWorkspace,
   llm: FakeLlm,
 ): Promise<{ ms: number; bytes: number }> => {
-  const seen = llm.requests.length;
-  const start = performance.now();
-  const run = execa(process.execPath, [path.resolve('dist/cli.cjs'), '-p', 'hi'], {
-    cwd: ws.repo,
-    env: ws.env,
-    extendEnv: false,
-    stdin: 'ignore',
-  });
-  const [request] = (await llm.waitForRequests(seen + 1)).slice(seen);
-  const ms = performance.now() - start;
-  await run;
-  return { ms, bytes: Buffer.byteLength(JSON.stringify(request!.body)) };
+  const { ms, request } = await promptToModel(ws, llm);
+  return { ms, bytes: Buffer.byteLength(JSON.stringify(request.body)) };
 };
 
 /** ms to read the skills of `ws` and build the catalog, in this process. */
