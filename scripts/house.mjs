@@ -27,7 +27,7 @@ const LIMITS = {
   bigFiles: { goal: 0, ceiling: 0, what: `files in src/ over ${BIG} lines (exceptions apart)` },
   upwardImports: {
     goal: 0,
-    ceiling: 1,
+    ceiling: 0,
     what: 'modules of src/main importing a folder above their layer',
   },
   unusedExports: { goal: 0, ceiling: 0, what: 'exports nothing imports' },

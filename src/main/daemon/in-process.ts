@@ -1,6 +1,7 @@
 import { MessageChannel } from 'node:worker_threads';
 import { createMessageConnection, PortMessageReader, PortMessageWriter } from 'vscode-jsonrpc/node';
 import { Engine } from '../engine/engine.ts';
+import { GatewayLink } from '../gateway/link.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { Env } from '../paths.ts';
 import type { FlagOverride } from '../config/load.ts';
@@ -25,6 +26,7 @@ export const startInProcess = async (options: {
     flags: options.flags ?? [],
     log: options.log ?? silentLogger,
     socket: null,
+    gateway: (deps) => new GatewayLink(deps),
     ...(options.startedAt ? { startedAt: options.startedAt } : {}),
   });
   const { port1, port2 } = new MessageChannel();

@@ -160,7 +160,7 @@ const startEngine = async (
   log: Logger,
   hooks: ServeHooks & { stop: (reason: string) => void; onActivity: () => void },
 ): Promise<Engine> => {
-  const engineOptions: EngineOptions = {
+  const engineOptions: Omit<EngineOptions, 'gateway'> = {
     root: options.root,
     env,
     log,
@@ -174,11 +174,15 @@ const startEngine = async (
     ...(options.startedAt ? { startedAt: options.startedAt } : {}),
     ...(options.promptSoon ? { promptSoon: true } : {}),
   };
-  // The config first, and the MCP worker given its servers: they spawn while the rest loads.
+  // The config first, and the MCP worker given its servers: they spawn while the rest loads (the
+  // gateway's link among it, whose own code loads on its first consumer).
   const { beginEngine } = await import('../engine/boot.ts');
   const start = beginEngine(engineOptions);
-  const { Engine } = await import('../engine/engine.ts');
-  return Engine.create(engineOptions, start);
+  const [{ Engine }, { GatewayLink }] = await Promise.all([
+    import('../engine/engine.ts'),
+    import('../gateway/link.ts'),
+  ]);
+  return Engine.create({ ...engineOptions, gateway: (deps) => new GatewayLink(deps) }, start);
 };
 
 const serve = async (

@@ -6,6 +6,7 @@ import { nifflerPaths, type Env } from '../paths.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
 import { McpHost, mcpWorkerData, type BootedMcpWorker } from '../threads/mcp.ts';
 import type { BootedWorker } from '../threads/entry.ts';
+import type { GatewayMaker } from './gateway-port.ts';
 import { mark } from '../../workers/shared/timeline.ts';
 
 export interface EngineOptions {
@@ -33,6 +34,12 @@ export interface EngineOptions {
    * model's client library, as soon as the servers are spawned, not once they are ready.
    */
   promptSoon?: boolean;
+  /**
+   * Makes the engine's link to the gateway (`niffler mcp serve`), the layer above the engine's:
+   * the daemon layer gives `GatewayLink` (gateway/link.ts), which loads the gateway's code on its
+   * first consumer.
+   */
+  gateway: GatewayMaker;
 }
 
 /** What an engine starts from: its config as read, and its MCP worker on the way. */
@@ -50,7 +57,7 @@ export interface EngineStart {
  * daemon runs it before it loads the rest of the engine's code, so the servers spawn while that
  * loads.
  */
-export const beginEngine = (options: EngineOptions): EngineStart => {
+export const beginEngine = (options: Omit<EngineOptions, 'gateway'>): EngineStart => {
   const env = options.env ?? process.env;
   const paths = nifflerPaths(options.root, env);
   mkdirSync(paths.mcpLogsDir, { recursive: true, mode: 0o700 });
@@ -82,7 +89,11 @@ export const beginEngine = (options: EngineOptions): EngineStart => {
  * The API worker of a cold start that a prompt waits for: started right after the servers were
  * spawned, loading the configured model's client library while the engine's code loads.
  */
-const startApi = (options: EngineOptions, loaded: LoadedConfig, mcp: Promise<McpHost>): ApiHost => {
+const startApi = (
+  options: Omit<EngineOptions, 'gateway'>,
+  loaded: LoadedConfig,
+  mcp: Promise<McpHost>,
+): ApiHost => {
   const api = new ApiHost({
     log: options.log.child({ scope: 'api' }),
     ...(options.apiWorker ? { booted: options.apiWorker } : {}),

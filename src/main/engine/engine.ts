@@ -29,7 +29,7 @@ import { Session } from './session.ts';
 import { daemonHandlers } from './daemon-handlers.ts';
 import { sessionHandlers } from './session-handlers.ts';
 import { SessionTable } from './session-table.ts';
-import { GatewayLink } from './gateway-link.ts';
+import type { GatewayLinkDeps, GatewayPort } from './gateway-port.ts';
 import type { SessionDeps } from './session-deps.ts';
 import { releaseIndex } from './search-index.ts';
 import { mcpHandlers, serverInstructions } from './mcp-handlers.ts';
@@ -62,16 +62,8 @@ export class Engine implements EngineHandlers {
   #subagentSlots: Semaphore | undefined;
   #tasks: TaskRunner | undefined;
   #snapshotStore: SnapshotStore | undefined;
-  /** The gateway (`niffler mcp serve`), made when its first consumer comes. */
-  readonly #gateway = new GatewayLink({
-    root: () => this.options.root,
-    current: () => this.#config.current(),
-    approvals: () => this.approvals,
-    tools: () => this.tools,
-    mcp: () => this.mcp,
-    log: () => this.options.log,
-    engine: () => this,
-  });
+  /** The gateway (`niffler mcp serve`): its link, which makes it when its first consumer comes. */
+  readonly #gateway: GatewayPort;
 
   get #snapshots(): SnapshotStore {
     this.#snapshotStore ??= new SnapshotStore(this.paths.snapshotsDir, this.options.root);
@@ -89,6 +81,7 @@ export class Engine implements EngineHandlers {
     api: ApiHost | undefined,
   ) {
     this.startedAt = options.startedAt ?? Date.now();
+    this.#gateway = options.gateway(this.#gatewayDeps());
     this.paths = nifflerPaths(options.root, options.env);
     this.#config = new ConfigKeeper(
       options,
@@ -252,7 +245,8 @@ export class Engine implements EngineHandlers {
     ...mcpHandlers(this),
     ...uiHandlers(this),
     ...lspHandlers(() => this.lsp),
-    ...this.#gateway.handlers(),
+    'gateway/open': (params, context) => this.#gateway.open(params, context),
+    'gateway/listen': (params, context) => this.#gateway.listen(params, context),
     ...daemonHandlers({
       version: () => this.version,
       root: () => this.options.root,
@@ -284,6 +278,19 @@ export class Engine implements EngineHandlers {
     }),
     ...extensionHandlers(this, (id) => this.#sessions.session(id)),
   };
+
+  /** What the gateway's link is given: the engine's parts, each asked for when needed. */
+  #gatewayDeps(): GatewayLinkDeps {
+    return {
+      root: () => this.options.root,
+      current: () => this.#config.current(),
+      approvals: () => this.approvals,
+      tools: () => this.tools,
+      mcp: () => this.mcp,
+      log: () => this.options.log,
+      engine: () => this,
+    };
+  }
 
   get version(): string {
     return VERSION_VALUE;

@@ -1,13 +1,11 @@
 import { fail } from '../../workers/protocol/tool-result.ts';
-import type { LoadedConfig } from '../extensions/workspace-config.ts';
 import { NifflerError } from '../errors.ts';
 import type { CommandRunner } from '../extensions/expand.ts';
 import { usableExtensions } from '../extensions/load.ts';
 import { notTrustedNow, runRepoTool } from '../extensions/repo-tools.ts';
-import type { ServedRepoTool } from '../gateway/catalog.ts';
-import type { Gateway } from '../gateway/gateway.ts';
-import { isLoopbackHost } from '../gateway/token.ts';
-import type { Logger } from '../log.ts';
+import type { ServedRepoTool } from './catalog.ts';
+import type { Gateway } from './gateway.ts';
+import { isLoopbackHost } from './token.ts';
 import type {
   AttachedClient,
   GatewayConsumerStatus,
@@ -15,40 +13,24 @@ import type {
   RequestContext,
   ResultOf,
 } from '../protocol.ts';
-import type { McpHost, McpHostEvent } from '../threads/mcp.ts';
-import type { ToolsHost } from '../threads/tools.ts';
-import type { ApprovalStore } from './approvals.ts';
-import { knownServer, type McpView } from './mcp-handlers.ts';
-import { serversSettled } from './server-waits.ts';
-
-/** What the gateway is made from: the engine's parts, each asked for when it is needed. */
-interface GatewayLinkDeps {
-  root(): string;
-  /** The config now (read again when a script the trusted repository runs changed). */
-  current(): LoadedConfig | null;
-  approvals(): ApprovalStore;
-  tools(): ToolsHost;
-  mcp(): McpHost;
-  log(): Logger;
-  /** The servers, for `--server NAME` and for waiting on them. */
-  engine(): McpView;
-}
-
-type GatewayMethod = 'gateway/open' | 'gateway/listen';
+import type { McpHostEvent } from '../threads/mcp.ts';
+import type { GatewayLinkDeps, GatewayPort } from '../engine/gateway-port.ts';
+import { knownServer } from '../engine/mcp-handlers.ts';
+import { serversSettled } from '../engine/server-waits.ts';
 
 /**
  * The engine's side of the gateway (`niffler mcp serve`): made when its first consumer comes —
  * its code (the SDK's server among it) is loaded then, not by every daemon (a few MiB it would
  * keep all day) — told of the MCP worker's events, and its two requests.
  */
-export class GatewayLink {
+export class GatewayLink implements GatewayPort {
   #gateway: Gateway | undefined;
 
   constructor(private readonly deps: GatewayLinkDeps) {}
 
   async #now(): Promise<Gateway> {
     if (this.#gateway) return this.#gateway;
-    const { Gateway } = await import('../gateway/gateway.ts');
+    const { Gateway } = await import('./gateway.ts');
     const { deps } = this;
     this.#gateway ??= new Gateway({
       root: deps.root(),
@@ -153,35 +135,33 @@ export class GatewayLink {
     }
   }
 
-  /** `gateway/open` and `gateway/listen`. */
-  handlers(): {
-    [M in GatewayMethod]: (params: ParamsOf<M>, context: RequestContext) => Promise<ResultOf<M>>;
-  } {
-    const engine = () => this.deps.engine();
-    return {
-      'gateway/open': async ({ server }, { client }) => ({
-        consumer: (await this.#now()).openStdio(
-          client,
-          server ? knownServer(engine(), server).name : undefined,
-        ),
-      }),
-      'gateway/listen': async ({ host, port, tokenSha256, server, remote }, { client }) => {
-        if (!remote && !isLoopbackHost(host))
-          throw new NifflerError(
-            'usage',
-            `${host} is not a loopback address; binding it needs --allow-remote (see niffler mcp serve --help)`,
-          );
-        const scope = server ? knownServer(engine(), server).name : undefined;
-        const listener = await (
-          await this.#now()
-        ).listen(client, {
-          host,
-          port,
-          tokenSha256,
-          ...(scope ? { scope } : {}),
-        });
-        return { url: listener.url, host, port: listener.port };
-      },
-    };
+  /** `gateway/open`: a stdio consumer for this front-end. */
+  async open(
+    { server }: ParamsOf<'gateway/open'>,
+    { client }: RequestContext,
+  ): Promise<ResultOf<'gateway/open'>> {
+    const scope = server ? knownServer(this.deps.engine(), server).name : undefined;
+    return { consumer: (await this.#now()).openStdio(client, scope) };
+  }
+
+  /** `gateway/listen`: an HTTP listener (loopback unless `remote`). */
+  async listen(
+    { host, port, tokenSha256, server, remote }: ParamsOf<'gateway/listen'>,
+    { client }: RequestContext,
+  ): Promise<ResultOf<'gateway/listen'>> {
+    if (!remote && !isLoopbackHost(host))
+      throw new NifflerError(
+        'usage',
+        `${host} is not a loopback address; binding it needs --allow-remote (see niffler mcp serve --help)`,
+      );
+    const scope = server ? knownServer(this.deps.engine(), server).name : undefined;
+    const gateway = await this.#now();
+    const listener = await gateway.listen(client, {
+      host,
+      port,
+      tokenSha256,
+      ...(scope ? { scope } : {}),
+    });
+    return { url: listener.url, host, port: listener.port };
   }
 }
