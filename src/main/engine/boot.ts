@@ -4,7 +4,9 @@ import { loadConfig, type LoadedConfig } from '../extensions/workspace-config.ts
 import type { Logger } from '../log.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
-import { McpHost, mcpWorkerData, type BootedMcpWorker } from '../threads/mcp.ts';
+import { McpHost } from '../threads/mcp.ts';
+import { mcpWorkerData } from '../threads/mcp-spec.ts';
+import type { BootedMcpWorker } from '../threads/mcp-types.ts';
 import type { BootedWorker } from '../threads/entry.ts';
 import type { GatewayMaker } from './gateway-port.ts';
 import { mark } from '../../workers/shared/timeline.ts';

@@ -15,7 +15,8 @@ import type {
   ResultOf,
 } from '../protocol.ts';
 import { ApiHost, resolveModelSpec } from '../threads/api.ts';
-import { mcpWorkerData, type McpHost } from '../threads/mcp.ts';
+import type { McpHost } from '../threads/mcp.ts';
+import { mcpWorkerData } from '../threads/mcp-spec.ts';
 import { beginEngine, type EngineOptions } from './boot.ts';
 import { ToolsHost } from '../threads/tools.ts';
 import { ApprovalStore } from './approvals.ts';

@@ -7,7 +7,8 @@ import type {
   RequestContext,
   ResultOf,
 } from '../protocol.ts';
-import type { McpHost, McpHostEvent } from '../threads/mcp.ts';
+import type { McpHost } from '../threads/mcp.ts';
+import type { McpHostEvent } from '../threads/mcp-types.ts';
 import type { ToolsHost } from '../threads/tools.ts';
 import type { ApprovalStore } from './approvals.ts';
 import type { McpView } from './mcp-handlers.ts';

@@ -13,7 +13,7 @@ import type {
   RequestContext,
   ResultOf,
 } from '../protocol.ts';
-import type { McpHostEvent } from '../threads/mcp.ts';
+import type { McpHostEvent } from '../threads/mcp-types.ts';
 import type { GatewayLinkDeps, GatewayPort } from '../engine/gateway-port.ts';
 import { knownServer } from '../engine/mcp-handlers.ts';
 import { serversSettled } from '../engine/server-waits.ts';

@@ -10,12 +10,36 @@ import type { McpHostEvent } from './mcp-types.ts';
 export class ServerStatuses {
   readonly #statuses = new Map<string, McpServerStatus>();
   readonly #pids = new Map<string, number>();
+  /** The worker is still loading its client code (see `early`): its statuses are answered here. */
+  #early = false;
 
   /** A status the worker reported. */
   note(status: McpServerStatus): void {
     this.#statuses.set(status.name, status);
     if (status.pid !== null) this.#pids.set(status.name, status.pid);
     else this.#pids.delete(status.name);
+  }
+
+  /**
+   * A worker that is loading its client code said `ready` with every server's state: until it
+   * says `serving`, its thread is held by that loading, and `status` is answered here from these
+   * and the status events after them — what the worker would answer, without the wait.
+   */
+  early(statuses: McpServerStatus[] | undefined): void {
+    this.#early = statuses !== undefined;
+    for (const status of statuses ?? []) this.note(status);
+  }
+
+  /** The worker's manager answers from now on. */
+  serving(): void {
+    this.#early = false;
+  }
+
+  /** Every server's status in `servers`' order, while the worker is early; else undefined. */
+  answer(servers: McpServerSpec[]): McpServerStatus[] | undefined {
+    if (!this.#early) return undefined;
+    const statuses = servers.map((spec) => this.#statuses.get(spec.name));
+    return statuses.every((s) => s !== undefined) ? statuses : undefined;
   }
 
   get(server: string): McpServerStatus | undefined {

@@ -34,10 +34,6 @@ import {
 import { bootMcpWorker, bootedExit, logWorkerErrors, workerExit } from './mcp-worker.ts';
 import { RpcChannel } from './rpc.ts';
 
-export { mcpWorkerData } from './mcp-spec.ts';
-
-export type { BootedMcpWorker, McpHostEvent } from './mcp-types.ts';
-
 /**
  * Owns the MCP worker thread: typed requests, push events, server-initiated elicitation and
  * sampling (declined with a reason when no handler answers), respawn on a crash, and `close()`
@@ -100,7 +96,8 @@ export class McpHost {
 
   /** Every server's status, with how its process is confined (from its spec). */
   async status(): Promise<McpServerStatus[]> {
-    return withConfinement(await this.rpc.request('status', {}), this.data.servers);
+    const early = this.statuses.answer(this.data.servers);
+    return withConfinement(early ?? (await this.rpc.request('status', {})), this.data.servers);
   }
 
   /** Goes up whenever a server's tools change: a list taken at one version holds until the next. */
@@ -335,6 +332,7 @@ export class McpHost {
       let ready = false;
       const receive = (event: McpEvent) => {
         if (event.type === 'ready') {
+          this.statuses.early(event.statuses);
           ready = true;
           resolve();
           return;
@@ -363,6 +361,8 @@ export class McpHost {
   private receive(event: McpEvent): void {
     if (this.rpc.handle(event)) return;
     switch (event.type) {
+      case 'serving':
+        return this.statuses.serving();
       case 'ready':
       case 'result':
       case 'error':

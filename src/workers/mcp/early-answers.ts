@@ -111,13 +111,15 @@ export class EarlyAnswers {
   }
 
   /**
-   * Starts answering, tells main the worker is ready for its requests, and the state of each
-   * server that starts by itself, as the manager will (what main knows without asking: the
-   * instructions of the system prompt, say).
+   * Starts answering, tells main the worker is ready for its requests with every server's state
+   * (main answers `status` from them while the client code loads and holds this thread), and the
+   * state of each server that starts by itself, as the manager will (what main knows without
+   * asking: the instructions of the system prompt, say).
    */
   listen(): void {
     this.port.on('message', this.#listener);
-    this.#post({ type: 'ready' });
+    const statuses = this.#servers.map((server) => statusOf(server, this.data.logsDir));
+    this.#post({ type: 'ready', statuses });
     for (const server of this.#servers)
       if (firstState(server.spec) === 'starting')
         this.#post({ type: 'status', status: statusOf(server, this.data.logsDir) });

@@ -101,7 +101,7 @@ export class McpWorkerThread {
   }
 
   /**
-   * Listens to main, says `ready` (unless the early answers did), and starts the servers; then
+   * Listens to main, says `ready` (or, after the early answers, `serving`), and starts the servers; then
    * takes the requests held back while the client code loaded.
    */
   serve(): void {
@@ -110,7 +110,7 @@ export class McpWorkerThread {
     process.on('exit', () => this.#manager.killAll());
     // Ready first: main goes on (its socket, its engine) while the servers are being spawned; its
     // requests are read only after they all have been.
-    if (!this.early.held) this.#post({ type: 'ready' });
+    this.#post({ type: this.early.held ? 'serving' : 'ready' });
     this.#manager.startAll();
     for (const request of this.early.held ?? []) this.#receive(request);
   }

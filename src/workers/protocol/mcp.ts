@@ -428,8 +428,14 @@ export type McpRequest =
   | { type: 'collect-garbage' };
 
 export type McpEvent =
-  /** The worker has loaded and started its auto-start servers (not waiting for them). */
-  | { type: 'ready' }
+  /**
+   * The worker takes requests. `statuses`: every server's state as the worker starts, sent by a
+   * worker still loading its client code (early-answers.ts), which cannot answer while that code
+   * loads: main answers `status` from them, and from the status events after them, until `serving`.
+   */
+  | { type: 'ready'; statuses?: McpServerStatus[] }
+  /** The client code has loaded: the manager answers every request from now on. */
+  | { type: 'serving' }
   | { type: 'result'; id: number; value: unknown }
   | { type: 'error'; id: number; error: WireError }
   /** Progress of request `id` (a tool call); resets the caller's timeout. */
