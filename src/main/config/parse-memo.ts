@@ -14,7 +14,7 @@ const MAX_ENTRIES = 64;
 const MAX_BYTES = 4 * 1024 * 1024;
 
 /** `value` as JSON text when it is plain JSON data (see above); undefined otherwise. */
-const plainJson = (value: unknown): string | undefined => {
+export const plainJson = (value: unknown): string | undefined => {
   let plain = true;
   const check = (v: unknown, depth: number): void => {
     if (!plain) return;

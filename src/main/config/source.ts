@@ -12,6 +12,7 @@ import { readBoundedFileSync } from '../../workers/shared/bounded-read.ts';
 import { ConfinedError } from '../../workers/shared/confine.ts';
 import { NifflerError } from '../errors.ts';
 import { tildify, type Env } from '../paths.ts';
+import { yamlMemo } from './yaml-memo.ts';
 
 /** A config file larger than this is refused: real ones are a few KiB. */
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
@@ -143,13 +144,29 @@ export const readConfigFile = (
   return parseConfigText(text, file, source, env);
 };
 
-/** Parses config text; see `readConfigFile`. */
+/**
+ * Parses config text; see `readConfigFile`. Text parsed before comes from the memo of its data
+ * (yaml-memo.ts); its document is parsed only if a line of it is asked for.
+ */
 export const parseConfigText = (
   text: string,
   file: string,
   source: ConfigSource,
   env?: Env,
 ): ParsedFile => {
+  const memo = yamlMemo(env);
+  const kept = memo.get(text);
+  if (kept) {
+    let parsed: ParsedFile | undefined;
+    const lineOf = (path: KeyPath) => (parsed ??= parseYaml(text, file, source, env)).lineOf(path);
+    return { source: { ...source, file }, data: kept, lineOf };
+  }
+  const parsed = parseYaml(text, file, source, env);
+  memo.set(text, parsed.data);
+  return parsed;
+};
+
+const parseYaml = (text: string, file: string, source: ConfigSource, env?: Env): ParsedFile => {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   const shown = tildify(file, env);
