@@ -140,6 +140,31 @@ describe('the kept catalog of a server (cold start)', () => {
     expect(spawned).toBeGreaterThan(sent);
   });
 
+  it('lets the first request go before the servers are spawned on a first start when MCP tools are deferred (tools.search: always)', async () => {
+    const llm = await startFakeLlm();
+    onTestFinished(() => llm.close());
+    const w = gatedWorkspace(llm, 'tools:\n  search: always');
+    expect(w.keptFiles()).toEqual([]);
+    const timeline = path.join(w.ws.base, 'timeline');
+    w.ws.env['NIFFLER_TIMELINE'] = timeline;
+    llm.queue(reply().text('done'));
+    const run = w.ws.run(['-p', 'hi']);
+    // No kept catalog, and the server cannot start until the test opens its gate: the request
+    // goes all the same (with the built-in tools; the server's, once known, behind tool_search).
+    const [first] = await llm.waitForRequests(1);
+    expect(toolNames(first!.body)).toContain('read_file');
+    expect(toolNames(first!.body)).not.toContain('gated__test_simple_text');
+    await w.open();
+    expect((await run).exitCode).toBe(0);
+    const steps = readFileSync(timeline, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ').slice(2).join(' '));
+    expect(steps.indexOf('first server spawned')).toBeGreaterThan(
+      steps.indexOf('request sent to the API worker'),
+    );
+  });
+
   it('of a changed definition is not used: the server is waited for as on a first start', async () => {
     const llm = await startFakeLlm({ fallback: reply().text('ok') });
     onTestFinished(() => llm.close());

@@ -128,6 +128,7 @@ export const mcpWorkerData = (
     startupWaitMs: config.mcp.startupWait * 1000,
     probe: options.probe ?? true,
     ...(options.deferClient ? { deferClient: true } : {}),
+    ...(config.tools.search === 'always' ? { toolsDeferred: true } : {}),
     logLevel: config.mcp.logLevel,
     maxOutputChars: config.tools.output.maxChars,
   };

@@ -32,11 +32,12 @@ const data = await init;
 // The engine's first requests are answered from the servers' kept catalogs meanwhile.
 const kept = keptCatalogs(data, (event) => port.postMessage(event));
 const early = new EarlyAnswers(port, data, kept);
-// A cold start for a prompt whose servers' tools are all kept: the first request needs none of
-// them, and three servers booting on a small machine slow everything it does need. They spawn,
-// and the client code loads, once that request has gone. Otherwise they spawn now, before the
-// client code loads: its loading (a few tens of ms) holds the thread, and so would the servers.
-const deferred = data.deferClient === true && early.allKept;
+// A cold start for a prompt whose servers' tools are all kept, or all deferred behind tool search:
+// the first request needs none of them, and three servers booting on a small machine slow
+// everything it does need. They spawn, and the client code loads, once that request has gone.
+// Otherwise they spawn now, before the client code loads: its loading (a few tens of ms) holds
+// the thread, and so would the servers.
+const deferred = data.deferClient === true && (early.allKept || data.toolsDeferred === true);
 if (!deferred) spawnEarly(data);
 early.listen();
 if (deferred) {

@@ -144,6 +144,12 @@ export interface McpWorkerData {
    */
   deferClient?: boolean;
   /**
+   * `tools.search: always`: no MCP tool goes whole in a request, so the first one waits for no
+   * server (engine/turn-servers.ts); with `deferClient`, the worker defers as when every catalog is
+   * kept, kept or not.
+   */
+  toolsDeferred?: boolean;
+  /**
    * False where servers start anew for every command (no daemon): `auto` servers whose era is
    * not known yet connect with `initialize` instead of probing. Default true.
    */
