@@ -21,6 +21,13 @@ import {
 // - with the servers' catalogs kept from their last run (the second cold start in a repository
 //   onwards): the request is built from them while the servers start. Goal ≤ 0.6× Codex.
 // - on the very first start (no kept catalog): the servers are waited for. Goal ≤ 1.0× Codex.
+// - on the very first start with MCP tools deferred (`tools.search: always`): the first request
+//   waits for no server, as Codex's does not (its first request goes without the servers' tools when
+//   they are not up yet: 12 tools, none of theirs, measured with Codex 0.169 on this bench). The
+//   like-for-like comparison of a first start.
+// - the floor of a first start that waits for its servers, no niffler in it: a Node process
+//   starting a detached Node process that spawns the servers with the raw SDK client, lists their
+//   tools and POSTs (bench/fixtures/floor-first-start.mjs).
 // - the floor of this design, no niffler in it: a Node process starting a detached Node process
 //   that POSTs the request (front-end → daemon → request), interleaved too. Node's own start, twice
 //   in a row, is most of Codex's time: where a goal against Codex is out of reach, this row says how
@@ -77,6 +84,42 @@ const bench: Bench = async () => {
   writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(responses.url, servers(ws.base)));
   const timeline = path.join(ws.base, 'timeline');
   const catalogs = nifflerPaths(ws.repo, ws.env).catalogsDir;
+  // The same servers, their tools deferred behind tool search: a first start waits for none.
+  const deferring = benchWorkspace((base) =>
+    [
+      ...fakeModelLines(llm.url, 'contextWindow: 32000'),
+      'tools:',
+      '  search: always',
+      'mcpServers:',
+      ...servers(base).map(
+        (s) =>
+          `  ${s.name}: { command: ${JSON.stringify(s.command)}, args: ${JSON.stringify(s.args)}${s.env ? `, env: ${JSON.stringify(s.env)}` : ''} }`,
+      ),
+      '',
+    ].join('\n'),
+  );
+  /** ms from starting niffler -p on a first start (no kept catalog), tools deferred. */
+  const deferredRun = async () => {
+    await deferring.niffler(['daemon', 'stop']);
+    rmSync(nifflerPaths(deferring.repo, deferring.env).catalogsDir, {
+      recursive: true,
+      force: true,
+    });
+    const { ms } = await promptToModel(deferring, llm, { env: deferring.env, reject: false });
+    await deferring.niffler(['mcp', 'status', '--wait']);
+    return ms;
+  };
+  /** The floor of a first start that waits for its servers (see above), ms to the request. */
+  const floorFirstRun = async () => {
+    const seen = llm.requests.length;
+    const script = path.resolve('bench/fixtures/floor-first-start.mjs');
+    const args = [script, JSON.stringify(servers(ws.base)), llm.url];
+    const front = `require('node:child_process').spawn(process.execPath, ${JSON.stringify(args)}, { detached: true, stdio: 'ignore', cwd: ${JSON.stringify(process.cwd())} }).unref()`;
+    const start = performance.timeOrigin + performance.now();
+    await execa(process.execPath, ['-e', front], { stdin: 'ignore' });
+    await llm.waitForRequests(seen + 1);
+    return performance.timeOrigin + performance.now() - start;
+  };
 
   /** ms from starting niffler -p, cold, to the model's request; with the timeline of the run. */
   const niffler = async (kept: boolean) => {
@@ -124,10 +167,13 @@ const bench: Bench = async () => {
   const first: number[] = [];
   const theirs: number[] = [];
   const floor: number[] = [];
+  const deferred: number[] = [];
+  const floorFirst: number[] = [];
   const steps = new Map<string, number[]>();
   try {
     // Warm-up: the page cache, the code caches, and a first run that keeps the catalogs.
     await niffler(false);
+    await deferredRun();
     if ('binary' in codex) await codexRun(codex.binary);
     for (let round = 0; round < ROUNDS; round++) {
       const withKept = await niffler(true);
@@ -136,13 +182,16 @@ const bench: Bench = async () => {
       first.push((await niffler(false)).ms);
       if ('binary' in codex) theirs.push(await codexRun(codex.binary));
       floor.push(await floorRun());
+      deferred.push(await deferredRun());
+      floorFirst.push(await floorFirstRun());
     }
   } finally {
     await ws.remove();
+    await deferring.remove();
     await llm.close();
     await responses.close();
   }
-  return rows({ kept, first, theirs, floor }, steps, codex);
+  return rows({ kept, first, theirs, floor, deferred, floorFirst }, steps, codex);
 };
 
 /** The timeline of a run: each step's first time, in ms from the front-end's start. */
@@ -164,7 +213,14 @@ const readSteps = (file: string): Map<string, number> => {
 };
 
 const rows = (
-  { kept, first, theirs, floor }: Record<'kept' | 'first' | 'theirs' | 'floor', number[]>,
+  {
+    kept,
+    first,
+    theirs,
+    floor,
+    deferred,
+    floorFirst,
+  }: Record<'kept' | 'first' | 'theirs' | 'floor' | 'deferred' | 'floorFirst', number[]>,
   steps: Map<string, number[]>,
   codex: Awaited<ReturnType<typeof findCodex>>,
 ): BenchResult[] => {
@@ -217,6 +273,20 @@ const rows = (
       first,
       '<= 1.0x',
     ),
+    against(
+      'cold -p, first start, MCP tools deferred (tools.search: always; Codex sends without them too)',
+      deferred,
+      '<= 1.0x',
+    ),
+    {
+      name: 'cold -p, first start, against the floor of waiting for its servers',
+      ours: median(first),
+      baseline: median(floorFirst),
+      baselineName: 'node starting a detached node: SDK, 3 servers listed, POST',
+      unit: 'ms',
+      ratio: median(first) / median(floorFirst),
+      notes: `the floor: the servers spawned and listed by the raw SDK client, then the request; no niffler (min ${Math.min(...floorFirst).toFixed(0)} ms)${reference === undefined ? '' : `; that floor is ${(median(floorFirst) / reference).toFixed(2)}x Codex, which does not wait for the servers`}`,
+    },
     {
       name: 'cold -p, catalogs kept, against the floor of its design',
       ours: request,
