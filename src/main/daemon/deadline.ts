@@ -1,6 +1,6 @@
 import { NifflerError } from '../errors.ts';
 import type { Env } from '../paths.ts';
-import { readPidFile } from './pid-file.ts';
+import { readPidFile } from '../../workers/shared/pid-file.ts';
 
 // How long a front-end waits for a daemon that has taken its connection: for the answer to its
 // hello, and while a request is in flight, for any sign of life (the daemon sends a heartbeat

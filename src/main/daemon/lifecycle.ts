@@ -7,7 +7,7 @@ import type { ConnectOptions } from './connect-options.ts';
 import { connectSocket, type EngineClient } from './client.ts';
 import { daemonTimeoutMs, isUnresponsive, notResponding } from './deadline.ts';
 import { isNoDaemon } from './one-shot.ts';
-import { readPidFile } from './pid-file.ts';
+import { readPidFile } from '../../workers/shared/pid-file.ts';
 import { spawnDaemon, takeEarlyStart, type Started } from './spawn.ts';
 
 /**

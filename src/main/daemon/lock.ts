@@ -2,7 +2,7 @@ import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { shortHash } from '../paths.ts';
-import { readPidFile, writePidFile } from './pid-file.ts';
+import { readPidFile, writePidFile } from '../../workers/shared/pid-file.ts';
 
 /** A daemon's claim on its workspace, held from start to exit. */
 interface DaemonLock {

@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { isSameProcess, processStartTime } from '../../workers/shared/process-group.ts';
+import { isSameProcess, processStartTime } from './process-group.ts';
 
 // `$NIFFLER_HOME/run/<hash>.pid`: the running daemon's pid and start time, written once it holds
 // its lock. Front-ends read it to name a daemon that does not answer, and to end it by force.
