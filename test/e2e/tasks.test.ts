@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -78,5 +79,15 @@ describe('niffler task (built binary, fake LLM)', () => {
     expect(await ws.runJson(['task', 'history', 'hourly'])).toEqual([]);
     expect(await ws.runJson(['task', 'show', 'hourly'])).toMatchObject({ prompt: 'tick' });
     expect(existsSync(paths.socket)).toBe(false);
+
+    // A daemon killed -9 leaves its socket and its pid file behind: no daemon runs, and the runs
+    // due are counted all the same.
+    mkdirSync(path.dirname(paths.socket), { recursive: true });
+    writeFileSync(paths.socket, '');
+    // The pid of a process that has exited.
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    writeFileSync(paths.pidFile, `${dead} 1\n`);
+    const [after] = await ws.runJson<{ missed?: number }[]>(['task', 'list']);
+    expect(after!.missed).toBe(task!.missed);
   });
 });

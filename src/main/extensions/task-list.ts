@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { readPidFile } from '../../workers/shared/pid-file.ts';
 import { Cron } from 'croner';
 import type { LoadedConfig } from './workspace-config.ts';
 import { nifflerPaths, type Env } from '../paths.ts';
@@ -89,7 +90,9 @@ export const listTasks = (loaded: LoadedConfig, env: Env = process.env): TaskInf
   const paths = nifflerPaths(loaded.root, env);
   const dir = taskRunsDir(paths);
   const runsFile = path.join(dir, 'runs.jsonl');
-  const since = existsSync(paths.socket) ? undefined : watchedUntil(dir);
+  // A daemon runs when its pid file names a live process (not a socket file: one killed -9
+  // leaves its socket behind).
+  const since = readPidFile(paths.pidFile) !== null ? undefined : watchedUntil(dir);
   const now = new Date();
   return usableExtensions(loaded).extensions.tasks.map((task) => {
     if (!task.schedule) return taskInfo(task, runsFile, {});
