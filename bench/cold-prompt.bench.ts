@@ -67,17 +67,19 @@ const bench: Bench = async () => {
       env: { MEMORY_FILE_PATH: path.join(base, 'memory.jsonl') },
     },
   ];
-  const ws = benchWorkspace((base) =>
+  /** The global config: the fake model, the three servers, and `extra` lines. */
+  const config = (base: string, ...extra: string[]) =>
     [
       ...fakeModelLines(llm.url, 'contextWindow: 32000'),
+      ...extra,
       'mcpServers:',
       ...servers(base).map(
         (s) =>
           `  ${s.name}: { command: ${JSON.stringify(s.command)}, args: ${JSON.stringify(s.args)}${s.env ? `, env: ${JSON.stringify(s.env)}` : ''} }`,
       ),
       '',
-    ].join('\n'),
-  );
+    ].join('\n');
+  const ws = benchWorkspace((base) => config(base));
   const codex = await findCodex();
   const codexHome = path.join(ws.base, 'codex-home');
   mkdirSync(codexHome, { recursive: true });
@@ -85,19 +87,7 @@ const bench: Bench = async () => {
   const timeline = path.join(ws.base, 'timeline');
   const catalogs = nifflerPaths(ws.repo, ws.env).catalogsDir;
   // The same servers, their tools deferred behind tool search: a first start waits for none.
-  const deferring = benchWorkspace((base) =>
-    [
-      ...fakeModelLines(llm.url, 'contextWindow: 32000'),
-      'tools:',
-      '  search: always',
-      'mcpServers:',
-      ...servers(base).map(
-        (s) =>
-          `  ${s.name}: { command: ${JSON.stringify(s.command)}, args: ${JSON.stringify(s.args)}${s.env ? `, env: ${JSON.stringify(s.env)}` : ''} }`,
-      ),
-      '',
-    ].join('\n'),
-  );
+  const deferring = benchWorkspace((base) => config(base, 'tools:', '  search: always'));
   /** ms from starting niffler -p on a first start (no kept catalog), tools deferred. */
   const deferredRun = async () => {
     await deferring.niffler(['daemon', 'stop']);

@@ -18,6 +18,13 @@ import { makeE2eWorkspace } from './workspace.ts';
 const toolNames = (body: { tools?: { function: { name: string } }[] }) =>
   (body.tools ?? []).map((t) => t.function.name);
 
+/** The steps of a cold start's timeline (workers/shared/timeline.ts), in the order taken. */
+const timelineSteps = (file: string): string[] =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => line.split(' ').slice(2).join(' '));
+
 /** A workspace whose model is `llm` and whose one server, `gated`, starts when `open()` is called. */
 const gatedWorkspace = (llm: FakeLlm, extra = '') => {
   const ws = makeE2eWorkspace();
@@ -130,10 +137,7 @@ describe('the kept catalog of a server (cold start)', () => {
     await llm.waitForRequests(1);
     await w.open();
     expect((await run).exitCode).toBe(0);
-    const steps = readFileSync(timeline, 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => line.split(' ').slice(2).join(' '));
+    const steps = timelineSteps(timeline);
     const sent = steps.indexOf('request sent to the API worker');
     const spawned = steps.indexOf('first server spawned');
     expect(sent).toBeGreaterThanOrEqual(0);
@@ -156,10 +160,7 @@ describe('the kept catalog of a server (cold start)', () => {
     expect(toolNames(first!.body)).not.toContain('gated__test_simple_text');
     await w.open();
     expect((await run).exitCode).toBe(0);
-    const steps = readFileSync(timeline, 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => line.split(' ').slice(2).join(' '));
+    const steps = timelineSteps(timeline);
     expect(steps.indexOf('first server spawned')).toBeGreaterThan(
       steps.indexOf('request sent to the API worker'),
     );
