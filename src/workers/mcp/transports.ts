@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { McpServerSpec, McpTransportKind } from '../protocol/mcp.ts';
 import { keepProgressInOrder } from './in-order.ts';
+import { fetchWithOwnSignal } from '../shared/own-signal-fetch.ts';
 import { ProcessTransport, type ProcessExit } from './process-transport.ts';
 import { serverLaunch } from './server-launch.ts';
 import { WebSocketClientTransport } from './ws-transport.ts';
@@ -33,6 +34,14 @@ export const toWebSocketUrl = (url: string): URL => {
   if (parsed.protocol === 'https:') parsed.protocol = 'wss:';
   return parsed;
 };
+
+/**
+ * The fetch of an HTTP or SSE transport: the server's own (OAuth) or plain, each request on an
+ * abort signal of its own — the SDK hands its transport's lifetime signal to every request, on
+ * which undici would leave a listener per request until a GC (see own-signal-fetch.ts).
+ */
+const transportFetch = (hooks: TransportHooks): FetchLike =>
+  fetchWithOwnSignal(hooks.fetch ?? fetch);
 
 const requestInit = (spec: McpServerSpec): RequestInit | undefined =>
   spec.headers && Object.keys(spec.headers).length > 0 ? { headers: spec.headers } : undefined;
@@ -102,14 +111,14 @@ const transportFor = (
       const init = requestInit(spec);
       return new StreamableHTTPClientTransport(new URL(requireUrl(spec)), {
         ...(init ? { requestInit: init } : {}),
-        ...(hooks.fetch ? { fetch: hooks.fetch } : {}),
+        fetch: transportFetch(hooks),
       });
     }
     case 'sse': {
       const init = requestInit(spec);
       return new SSEClientTransport(new URL(requireUrl(spec)), {
         ...(init ? { requestInit: init } : {}),
-        ...(hooks.fetch ? { fetch: hooks.fetch } : {}),
+        fetch: transportFetch(hooks),
       });
     }
     case 'ws':
