@@ -13,6 +13,7 @@ import {
   type Bench,
   type Call,
 } from './harness.ts';
+import { fetchWithOwnSignal } from '../src/workers/shared/own-signal-fetch.ts';
 
 // server-everything's `echo` called by an SDK client (v2) through the gateway — the consumer →
 // `niffler mcp serve` (stdio: the front-end relaying to the daemon; --http: the daemon itself) →
@@ -30,6 +31,14 @@ const CONCURRENT = 3_000;
 const IN_FLIGHT = 8;
 
 const client = () => new Client({ name: 'bench', version: '0' });
+
+/**
+ * The HTTP clients' fetch, as niffler's own HTTP MCP clients have it (createTransport): with the
+ * plain one, the SDK's transport hands its lifetime signal to every 2025-era request and undici
+ * leaves a listener on it per request until a GC — thousands here, and past 1500 a
+ * MaxListenersExceededWarning with its stack per call, in the timed loops (own-signal-fetch.ts).
+ */
+const httpFetch = fetchWithOwnSignal();
 
 const echo =
   (c: Client, name: string): Call =>
@@ -105,7 +114,10 @@ const bench: Bench = async () => {
       }),
     );
     await viaBareHttp.connect(
-      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${bareHttp.said as number}/mcp`)),
+      new StreamableHTTPClientTransport(
+        new URL(`http://127.0.0.1:${bareHttp.said as number}/mcp`),
+        { fetch: httpFetch },
+      ),
     );
     await direct.connect(
       new StdioClientTransport({
@@ -126,6 +138,7 @@ const bench: Bench = async () => {
     await viaHttp.connect(
       new StreamableHTTPClientTransport(new URL(gateway.url), {
         requestInit: { headers: { Authorization: `Bearer ${gateway.token}` } },
+        fetch: httpFetch,
       }),
     );
     // The gateway's first tools/list waits for the server to be ready.
