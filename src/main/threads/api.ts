@@ -246,9 +246,12 @@ export class ApiHost {
     if (this.#released) this.warm(this.#released);
   }
 
-  /** Has the worker, if it runs and streams nothing, collect its garbage (a quiet daemon). */
-  collectGarbage(): void {
-    if (this.#streams.size === 0) this.#post({ type: 'collect-garbage' });
+  /**
+   * Has the worker, if it runs and streams nothing, collect its garbage: `always` (after a busy
+   * stretch of turns), otherwise if it grew enough to be worth it (a quiet daemon; shared/gc.ts).
+   */
+  collectGarbage(always = false): void {
+    if (this.#streams.size === 0) this.#post({ type: 'collect-garbage', always });
   }
 
   /** Whether `auto` moved this model to the text protocol in this process. */

@@ -215,9 +215,9 @@ export class McpHost {
     this.worker.postMessage({ type: 'load-client' } satisfies McpRequest);
   }
 
-  /** Has the worker collect its garbage when no request of it runs (a quiet daemon). */
-  collectGarbage(): void {
-    this.worker.postMessage({ type: 'collect-garbage' } satisfies McpRequest);
+  /** Has the worker, if no request of it runs, collect its garbage: `always`, or if grown (gc.ts). */
+  collectGarbage(always = false): void {
+    this.worker.postMessage({ type: 'collect-garbage', always } satisfies McpRequest);
   }
 
   /** Whether servers' log messages come as `server-log` events (off by default: they cost). */

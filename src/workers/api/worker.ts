@@ -38,7 +38,7 @@ port.on('message', (message: ApiRequest) => {
       active.get(message.id)?.abort(canceled());
       break;
     case 'collect-garbage':
-      if (active.size === 0) collectGarbage();
+      if (active.size === 0) collectGarbage(message.always);
       break;
     case 'warm':
       loadProvider(message.model.provider)

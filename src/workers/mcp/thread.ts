@@ -154,7 +154,7 @@ export class McpWorkerThread {
       case 'load-client':
         return; // loaded already
       case 'collect-garbage':
-        if (this.#running.size === 0) collectGarbage();
+        if (this.#running.size === 0) collectGarbage(request.always);
         return;
       default:
         this.#run(request);

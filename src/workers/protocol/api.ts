@@ -170,8 +170,11 @@ export type ApiRequest =
   /** Load a provider's client library now, while nothing waits for it (the daemon at idle). */
   /** Load the model's client library and stream one answer from a loopback stub (warm.ts). */
   | { type: 'warm'; model: ModelSpec }
-  /** The daemon has gone quiet: collect this thread's garbage (shared/gc.ts). */
-  | { type: 'collect-garbage' };
+  /**
+   * Collect this thread's garbage: `always` after a busy stretch of turns, otherwise (the daemon
+   * has gone quiet) if it grew enough to be worth it (shared/gc.ts).
+   */
+  | { type: 'collect-garbage'; always?: boolean };
 
 /** API worker → main. */
 export type ApiEvent =

@@ -430,8 +430,11 @@ export type McpRequest =
   | { type: 'sampling-answer'; requestId: number; answer: McpSamplingAnswer }
   /** The first request of a cold start has been sent: load the client code now (`deferClient`). */
   | { type: 'load-client' }
-  /** The daemon has gone quiet: collect this thread's garbage (shared/gc.ts). */
-  | { type: 'collect-garbage' };
+  /**
+   * Collect this thread's garbage: `always` after a busy stretch of turns, otherwise (the daemon
+   * has gone quiet) if it grew enough to be worth it (shared/gc.ts).
+   */
+  | { type: 'collect-garbage'; always?: boolean };
 
 export type McpEvent =
   /**
