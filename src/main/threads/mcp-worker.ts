@@ -3,9 +3,11 @@ import { NifflerError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { exitCause, startWorker } from './entry.ts';
 import type { BootedMcpWorker } from './mcp-types.ts';
+import type { McpCalls } from '../../workers/protocol/mcp.ts';
+import type { RpcChannel } from './rpc.ts';
 
 // The MCP worker thread as the host starts it: ahead of its data (a cold daemon's first step),
-// and what its exit and its errors say.
+// what its exit and its errors say, and how it is ended.
 
 /** Starts the MCP worker before its data is known (McpHost.boot). */
 export const bootMcpWorker = (): BootedMcpWorker => {
@@ -33,4 +35,18 @@ export const logWorkerErrors = (worker: Worker, logger: Logger | undefined): voi
   worker.on('error', (error) =>
     logger?.error('mcp worker error', { error: error.message, stack: error.stack }),
   );
+};
+
+/** Asks the worker to shut down (its servers with it), and ends the thread if it does not. */
+export const endWorker = async (worker: Worker, rpc: RpcChannel<McpCalls>): Promise<void> => {
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  try {
+    await rpc.request('shutdown', {}, { timeoutMs: 15_000 });
+    const timer = setTimeout(() => void worker.terminate(), 5_000);
+    await exited;
+    clearTimeout(timer);
+  } catch {
+    // The worker is gone or stuck: end it ourselves.
+    await worker.terminate();
+  }
 };

@@ -31,7 +31,7 @@ import {
   type McpHostOptions,
   type SamplingHandler,
 } from './mcp-types.ts';
-import { bootMcpWorker, bootedExit, logWorkerErrors, workerExit } from './mcp-worker.ts';
+import { bootMcpWorker, bootedExit, endWorker, logWorkerErrors, workerExit } from './mcp-worker.ts';
 import { RpcChannel } from './rpc.ts';
 
 /**
@@ -305,16 +305,8 @@ export class McpHost {
   }
 
   private async shutdown(): Promise<void> {
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-    try {
-      await this.rpc.request('shutdown', {}, { timeoutMs: 15_000 });
-      const timer = setTimeout(() => void this.worker.terminate(), 5_000);
-      await exited;
-      clearTimeout(timer);
-    } catch {
-      // The worker is gone or stuck: end it and the servers it leaves behind ourselves.
-      await this.worker.terminate();
-    }
+    // If the worker was gone or stuck, the servers it leaves behind are ended here.
+    await endWorker(this.worker, this.rpc);
     this.statuses.killServers('SIGKILL');
     process.off('exit', this.onProcessExit);
   }
