@@ -40,8 +40,9 @@ const bench: Bench = async () => {
     await ws.niffler(['mcp', 'status', '--wait']);
     const { stdout } = (await ws.niffler(['daemon', 'status', '--json'])) as { stdout: string };
     const { pid } = JSON.parse(stdout) as { pid: number };
-    // The daemon warms itself (API worker, tool definitions) once its servers are up, and
-    // collects its garbage once quiet for 2 s (daemon/quiet-gc.ts).
+    // The daemon warms itself (API worker, tool definitions) once its servers are up, then
+    // gives back what that grew (daemon/settle.ts) and collects its garbage (daemon/quiet-gc.ts)
+    // once quiet for 2 s.
     await delay(3000);
     const idle = rssBytes(pid);
     const samples: { turn: number; rss: number }[] = [];

@@ -12,11 +12,20 @@ import { McpManager, type Side } from './manager.ts';
 import type { KeptCatalogs } from './kept-catalog.ts';
 import { whenAborted } from '../shared/abort.ts';
 import { collectGarbage } from '../shared/gc.ts';
+import { describeReduction, reduceMemory } from '../shared/reduce-memory.ts';
 
 /** A request from main that is answered by a result (or an error). */
 type Answered = Exclude<
   McpRequest,
-  { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' | 'load-client' | 'collect-garbage' }
+  {
+    type:
+      | 'cancel'
+      | 'elicitation-answer'
+      | 'sampling-answer'
+      | 'load-client'
+      | 'collect-garbage'
+      | 'reduce-memory';
+  }
 >;
 
 /** A request that starts, stops or reconfigures servers, or changes the worker's settings. */
@@ -155,6 +164,14 @@ export class McpWorkerThread {
         return; // loaded already
       case 'collect-garbage':
         if (this.#running.size === 0) collectGarbage(request.always);
+        return;
+      case 'reduce-memory':
+        if (this.#running.size === 0)
+          this.#post({
+            type: 'log',
+            level: 'info',
+            msg: `mcp: ${describeReduction(reduceMemory())}`,
+          });
         return;
       default:
         this.#run(request);
