@@ -132,6 +132,8 @@ describe('the kept catalog of a server (cold start)', () => {
     // The cold start's timeline (workers/shared/timeline.ts): one line a step, in the order taken.
     const timeline = path.join(w.ws.base, 'timeline');
     w.ws.env['NIFFLER_TIMELINE'] = timeline;
+    // The servers wait for the first request however long a loaded machine takes to send it.
+    w.ws.env['NIFFLER_MCP_DEFER_MS'] = '600000';
     llm.queue(reply().tool('gated__test_simple_text', {}), reply().text('done'));
     const run = w.ws.run(['-p', 'call it', '--yes']);
     await llm.waitForRequests(1);
@@ -151,6 +153,8 @@ describe('the kept catalog of a server (cold start)', () => {
     expect(w.keptFiles()).toEqual([]);
     const timeline = path.join(w.ws.base, 'timeline');
     w.ws.env['NIFFLER_TIMELINE'] = timeline;
+    // The servers wait for the first request however long a loaded machine takes to send it.
+    w.ws.env['NIFFLER_MCP_DEFER_MS'] = '600000';
     llm.queue(reply().text('done'));
     const run = w.ws.run(['-p', 'hi']);
     // No kept catalog, and the server cannot start until the test opens its gate: the request

@@ -95,6 +95,12 @@ const mcpRoots = (
   ...(loaded?.config.tools.allowedPaths ?? []).map((p) => path.resolve(root, p)),
 ];
 
+/** `NIFFLER_MCP_DEFER_MS`, when set to a number of ms (see McpWorkerData.deferFallbackMs). */
+const deferFallback = (env: Env): { deferFallbackMs?: number } => {
+  const ms = Number(env['NIFFLER_MCP_DEFER_MS'] ?? Number.NaN);
+  return Number.isFinite(ms) && ms >= 0 ? { deferFallbackMs: ms } : {};
+};
+
 /**
  * The MCP worker's `workerData` for the workspace `root` and its config (`null` when the config
  * did not load: no servers, defaults for the rest).
@@ -129,6 +135,7 @@ export const mcpWorkerData = (
     probe: options.probe ?? true,
     ...(options.deferClient ? { deferClient: true } : {}),
     ...(config.tools.search === 'always' ? { toolsDeferred: true } : {}),
+    ...deferFallback(env),
     logLevel: config.mcp.logLevel,
     maxOutputChars: config.tools.output.maxChars,
   };

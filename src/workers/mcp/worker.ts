@@ -16,7 +16,7 @@ import { prepareParentDeath } from '../shared/parent-death.ts';
 // through the cache, while the servers boot. A daemon starts this thread before it reads its
 // config: then the data comes as the first message (McpHost.start).
 if (!parentPort) throw new Error('the MCP worker must run in a worker thread');
-/** How long a deferred load of the client code waits for the first request at most. */
+/** How long a deferred load of the client code waits for the first request at most (default). */
 const DEFER_FALLBACK_MS = 3000;
 const port = parentPort;
 const start = workerData as WorkerStart<McpWorkerData>;
@@ -41,7 +41,7 @@ const deferred = data.deferClient === true && (early.allKept || data.toolsDeferr
 if (!deferred) spawnEarly(data);
 early.listen();
 if (deferred) {
-  await early.released(DEFER_FALLBACK_MS);
+  await early.released(data.deferFallbackMs ?? DEFER_FALLBACK_MS);
   spawnEarly(data);
 }
 const { McpWorkerThread } = await import('./thread.ts');

@@ -150,6 +150,11 @@ export interface McpWorkerData {
    */
   toolsDeferred?: boolean;
   /**
+   * How long a deferred load waits for the first request at most, in ms (default 3 s;
+   * `NIFFLER_MCP_DEFER_MS`: tests that read the order of a cold start's steps on a loaded machine).
+   */
+  deferFallbackMs?: number;
+  /**
    * False where servers start anew for every command (no daemon): `auto` servers whose era is
    * not known yet connect with `initialize` instead of probing. Default true.
    */
