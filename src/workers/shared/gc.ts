@@ -27,16 +27,22 @@ const fullCollectableBytes = (): number => {
   return bytes;
 };
 
-let gc: (() => void) | undefined;
+/** V8's `gc` function (from the gc extension): a full collection, or with options another kind. */
+type Gc = (options?: { type: 'major'; flavor: 'last-resort' }) => void;
 
-/** A full collection of this thread's heap, now. */
-export const fullCollection = (): void => {
+let gc: Gc | undefined;
+
+/** This thread's `gc`, fetched once (the flag, set now, gives a new context the function). */
+export const gcFunction = (): Gc => {
   if (!gc) {
     process.getBuiltinModule('node:v8').setFlagsFromString('--expose-gc');
-    gc = process.getBuiltinModule('node:vm').runInNewContext('gc') as () => void;
+    gc = process.getBuiltinModule('node:vm').runInNewContext('gc') as Gc;
   }
-  gc();
+  return gc;
 };
+
+/** A full collection of this thread's heap, now. */
+export const fullCollection = (): void => gcFunction()();
 
 interface CollectorOptions {
   /** Reads what only a full collection gives back (fullCollectableBytes). */

@@ -6,11 +6,9 @@
 // one by itself (its memory reducer) only ~20 s after a thread has gone idle. The gc extension's
 // `last-resort` flavour is that collection (Heap::CollectAllAvailableGarbage): a few full
 // collections that shrink the young generation to its floor, compact, and unmap the pooled pages.
-// Node exposes it only through --expose-gc; the flag, set now, gives a new context the function.
+// Node exposes it only through --expose-gc (shared/gc.ts fetches the function, once a thread).
 
-type Gc = (options?: { type: 'major'; flavor: 'last-resort' }) => void;
-
-let gc: Gc | undefined;
+import { gcFunction } from './gc.ts';
 
 /** This thread's V8 heap, as the operating system sees it (committed bytes) and as it is used. */
 interface HeapSize {
@@ -35,10 +33,7 @@ export interface Reduction {
  * daemon's heaps: for a quiet moment).
  */
 export const reduceMemory = (): Reduction => {
-  if (!gc) {
-    process.getBuiltinModule('node:v8').setFlagsFromString('--expose-gc');
-    gc = process.getBuiltinModule('node:vm').runInNewContext('gc') as Gc;
-  }
+  const gc = gcFunction();
   const before = heapSize();
   const start = performance.now();
   gc({ type: 'major', flavor: 'last-resort' });
