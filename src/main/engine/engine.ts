@@ -359,11 +359,8 @@ export class Engine implements EngineHandlers {
     });
   }
 
-  /**
-   * Builds what a first turn would build, once the servers are done starting (`prewarm.ts`);
-   * then calls `onWarmed`.
-   */
-  warmWhenIdle(onWarmed?: () => void): void {
+  /** Builds what a first turn would build, once the servers are done starting (`prewarm.ts`). */
+  warmWhenIdle(): void {
     this.#stopWarming = warmWhenIdle(this, async () => {
       if (this.#closed || !this.#config.last) return;
       await prewarm({
@@ -374,7 +371,6 @@ export class Engine implements EngineHandlers {
         windows: this.#windows,
         log: this.options.log,
       });
-      if (!this.#closed) onWarmed?.();
     });
   }
 

@@ -254,14 +254,6 @@ export class ApiHost {
     if (this.#streams.size === 0) this.#post({ type: 'collect-garbage', always });
   }
 
-  /**
-   * Has the worker, if it runs and streams nothing, give back what its heap grew into once its
-   * warming is done (a daemon that has warmed itself).
-   */
-  reduceMemory(): void {
-    if (this.#streams.size === 0) this.#post({ type: 'reduce-memory' });
-  }
-
   /** Whether `auto` moved this model to the text protocol in this process. */
   usesTextProtocol(model: ModelSpec): boolean {
     return this.#textOnly.has(modelKey(model));

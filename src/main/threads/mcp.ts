@@ -220,11 +220,6 @@ export class McpHost {
     this.worker.postMessage({ type: 'collect-garbage', always } satisfies McpRequest);
   }
 
-  /** Has the worker give back what its heap grew into, when no request of it runs (warmed). */
-  reduceMemory(): void {
-    this.worker.postMessage({ type: 'reduce-memory' } satisfies McpRequest);
-  }
-
   /** Whether servers' log messages come as `server-log` events (off by default: they cost). */
   setLogForwarding(on: boolean): Promise<object> {
     return this.rpc.request('set-log-forwarding', { on });

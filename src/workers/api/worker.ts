@@ -9,7 +9,6 @@ import type { WorkerLog } from './providers/provider.ts';
 import { canceled, loadProvider, runStream } from './run.ts';
 import { warmStream } from './warm.ts';
 import { collectGarbage } from '../shared/gc.ts';
-import { describeReduction, reduceMemory } from '../shared/reduce-memory.ts';
 import { mark } from '../shared/timeline.ts';
 
 if (!parentPort) throw new Error('the API worker must run in a worker thread');
@@ -20,8 +19,6 @@ const post = (event: ApiEvent) => port.postMessage(event);
 const log: WorkerLog = (level, msg, data) =>
   post({ type: 'log', level, msg: `api: ${msg}`, ...(data ? { data } : {}) });
 const active = new Map<number, AbortController>();
-/** The warming under way, if any (`warm`): what it loads is part of what a reduction gives back. */
-let warming: Promise<unknown> = Promise.resolve();
 
 port.on('message', (message: ApiRequest) => {
   switch (message.type) {
@@ -43,13 +40,8 @@ port.on('message', (message: ApiRequest) => {
     case 'collect-garbage':
       if (active.size === 0) collectGarbage(message.always);
       break;
-    case 'reduce-memory':
-      void warming.then(() => {
-        if (active.size === 0) log('info', describeReduction(reduceMemory()));
-      });
-      break;
     case 'warm':
-      warming = loadProvider(message.model.provider)
+      loadProvider(message.model.provider)
         .then(() => warmStream(message.model, log))
         .then(flushCompileCache, (error: unknown) =>
           log('warn', 'could not load a provider ahead of use', { error: String(error) }),

@@ -150,7 +150,7 @@ export class EarlyAnswers {
 
   #receive(request: McpRequest): void {
     if (request.type === 'load-client') return this.#release();
-    if (request.type === 'collect-garbage' || request.type === 'reduce-memory') return;
+    if (request.type === 'collect-garbage') return;
     if (!isEarly(request)) {
       this.#held.push(request);
       this.#release();

@@ -12,20 +12,11 @@ import { McpManager, type Side } from './manager.ts';
 import type { KeptCatalogs } from './kept-catalog.ts';
 import { whenAborted } from '../shared/abort.ts';
 import { collectGarbage } from '../shared/gc.ts';
-import { describeReduction, reduceMemory } from '../shared/reduce-memory.ts';
 
 /** A request from main that is answered by a result (or an error). */
 type Answered = Exclude<
   McpRequest,
-  {
-    type:
-      | 'cancel'
-      | 'elicitation-answer'
-      | 'sampling-answer'
-      | 'load-client'
-      | 'collect-garbage'
-      | 'reduce-memory';
-  }
+  { type: 'cancel' | 'elicitation-answer' | 'sampling-answer' | 'load-client' | 'collect-garbage' }
 >;
 
 /** A request that starts, stops or reconfigures servers, or changes the worker's settings. */
@@ -164,14 +155,6 @@ export class McpWorkerThread {
         return; // loaded already
       case 'collect-garbage':
         if (this.#running.size === 0) collectGarbage(request.always);
-        return;
-      case 'reduce-memory':
-        if (this.#running.size === 0)
-          this.#post({
-            type: 'log',
-            level: 'info',
-            msg: `mcp: ${describeReduction(reduceMemory())}`,
-          });
         return;
       default:
         this.#run(request);

@@ -439,9 +439,7 @@ export type McpRequest =
    * Collect this thread's garbage: `always` after a busy stretch of turns, otherwise (the daemon
    * has gone quiet) if it grew enough to be worth it (shared/gc.ts).
    */
-  | { type: 'collect-garbage'; always?: boolean }
-  /** The daemon has warmed itself: give back what the heap grew into (shared/reduce-memory.ts). */
-  | { type: 'reduce-memory' };
+  | { type: 'collect-garbage'; always?: boolean };
 
 export type McpEvent =
   /**
