@@ -4,7 +4,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { execa } from 'execa';
 import { reply } from '../test/fixtures/fake-llm/reply.ts';
 import { startFakeLlm } from '../test/fixtures/fake-llm/server.ts';
-import { benchWorkspace, fakeModelLines, median, serverBin, type Bench } from './harness.ts';
+import {
+  benchWorkspace,
+  fakeModelLines,
+  median,
+  serverBin,
+  settledDaemon,
+  type Bench,
+} from './harness.ts';
 
 // A warm daemon under use, with three stdio servers (everything, filesystem, memory):
 // - idle: its RSS once the servers are up, it has warmed itself and been left idle for IDLE_S
@@ -40,17 +47,15 @@ const bench: Bench = async () => {
   );
   try {
     await ws.niffler(['mcp', 'status', '--wait']);
-    const { stdout } = (await ws.niffler(['daemon', 'status', '--json'])) as { stdout: string };
-    const { pid } = JSON.parse(stdout) as { pid: number };
-    // The daemon warms itself (API worker, tool definitions) once its servers are up, and
-    // collects its garbage once quiet for 2 s (daemon/quiet-gc.ts). What its start-up grew each
-    // thread's heap into (the engine's young generation to 16 MiB) V8 gives back by itself, its
-    // memory reducer running 8 s after a thread's last full collection when it has gone idle: the
-    // row is the RSS of the daemon left idle for IDLE_S, the notes add it 3 s after the servers
-    // came up.
-    await delay(3000);
+    // The daemon warms itself (API worker, tool definitions) once its servers are up, then gives
+    // back what that grew its own thread into (daemon/settle.ts). What it grew the workers' heaps
+    // into (2-2.5 MiB each) V8 gives back by itself, its memory reducer running 8 s after a
+    // thread's last full collection when it has gone idle: the row is the RSS of the daemon left
+    // idle for IDLE_S after its servers came up, the notes add it once it has settled.
+    const ready = performance.now();
+    const pid = await settledDaemon(ws);
     const early = rssBytes(pid);
-    await delay((IDLE_S - 3) * 1000);
+    await delay(Math.max(0, IDLE_S * 1000 - (performance.now() - ready)));
     const idle = rssBytes(pid);
     const samples: { turn: number; rss: number }[] = [];
     let failures = 0;
@@ -91,7 +96,7 @@ const bench: Bench = async () => {
         unit: 'MB',
         ratio: 1,
         goal: '<= 120 MB',
-        notes: `after ${IDLE_S} s idle; ${(early / 1e6).toFixed(0)} MB 3 s after its servers came up`,
+        notes: `after ${IDLE_S} s idle; ${(early / 1e6).toFixed(0)} MB once settled`,
       },
       {
         name: `daemon steady RSS over ${TURNS} warm one-shot turns with a tool call each`,

@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { waitUntil } from '../src/main/daemon/lifecycle.ts';
 import { testEnv } from '../test/fixtures/env.ts';
 import type { FakeLlm } from '../test/fixtures/fake-llm/server.ts';
 
@@ -111,6 +112,26 @@ export const benchWorkspace = (globalConfig: (base: string) => string): BenchWor
       rmSync(base, { recursive: true, force: true });
     },
   };
+};
+
+/**
+ * The pid of the workspace's daemon once it has warmed itself and given back what that grew (its
+ * log's `warmed;` line, daemon/settle.ts: 2 s after the warming with nobody attached); throws if
+ * that does not come within 30 s.
+ */
+export const settledDaemon = async (ws: BenchWorkspace): Promise<number> => {
+  const { stdout } = (await ws.niffler(['daemon', 'status', '--json'])) as { stdout: string };
+  const { pid, logFile } = JSON.parse(stdout) as { pid: number; logFile: string };
+  const settled = () => {
+    try {
+      return readFileSync(logFile, 'utf8').includes('"msg":"warmed;');
+    } catch {
+      return false;
+    }
+  };
+  if (!(await waitUntil(settled, 30_000)))
+    throw new Error(`the daemon did not settle within 30 s (no "warmed;" line in ${logFile})`);
+  return pid;
 };
 
 /** A call a bench repeats. */

@@ -18,6 +18,7 @@ import { acquireLock } from './lock.ts';
 import { stopWhenRootGone } from './root-gone.ts';
 import { DaemonSocket } from './socket.ts';
 import { collectWhenQuiet } from './quiet-gc.ts';
+import { settleOnceWarm } from './settle.ts';
 import { releaseApiWhenUnused } from './api-idle.ts';
 import { mark } from '../../workers/shared/timeline.ts';
 
@@ -92,21 +93,25 @@ const apiIdleMs = (env: Env): number => {
 
 /**
  * What a quiet daemon does, told of every change of clients and turns: it stops when idle for
- * `daemon.idleMinutes`, collects the garbage of the turns it ran (quiet-gc.ts), and ends its API
- * worker when nobody has used it for a while (api-idle.ts).
+ * `daemon.idleMinutes`, gives back what its warming grew once warmed (settle.ts), collects the
+ * garbage of the turns it ran (quiet-gc.ts), and ends its API worker when nobody has used it for
+ * a while (api-idle.ts).
  */
-const whenQuiet = (env: Env, stop: (reason: string) => void) => {
+const whenQuiet = (env: Env, log: Logger, stop: (reason: string) => void) => {
   const idle = idleStop(stop);
+  const settle = settleOnceWarm({ log: (msg) => log.info(msg) });
   const garbage = collectWhenQuiet();
   const unused = releaseApiWhenUnused(apiIdleMs(env));
   return {
     activity: (engine: Engine): void => {
       idle.arm(engine);
+      settle.activity(engine);
       garbage.activity(engine);
       unused.activity(engine);
     },
     armIdle: idle.arm,
-    clears: [idle.clear, garbage.clear, unused.clear],
+    warmed: settle.warmed,
+    clears: [idle.clear, settle.clear, garbage.clear, unused.clear],
   };
 };
 
@@ -200,7 +205,7 @@ const serve = async (
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const sockets = new Set<net.Socket>();
   // Undone first thing on stop: the idle timers, the pruning, the socket (as far as they exist).
-  const quiet = whenQuiet(env, (reason) => void stop(reason));
+  const quiet = whenQuiet(env, log, (reason) => void stop(reason));
   const cleanups: (() => void)[] = [...quiet.clears];
 
   const stop = (reason: string): Promise<void> => {
@@ -236,7 +241,7 @@ const serve = async (
   log.info('daemon listening', { socket: paths.socket });
   mark('daemon listening');
   quiet.armIdle(engine);
-  engine.warmWhenIdle();
+  engine.warmWhenIdle(() => quiet.warmed(engine));
   options.onListening?.();
   await untilSignalOr(done, stop);
 };

@@ -359,8 +359,11 @@ export class Engine implements EngineHandlers {
     });
   }
 
-  /** Builds what a first turn would build, once the servers are done starting (`prewarm.ts`). */
-  warmWhenIdle(): void {
+  /**
+   * Builds what a first turn would build, once the servers are done starting (`prewarm.ts`);
+   * then calls `onWarmed`.
+   */
+  warmWhenIdle(onWarmed?: () => void): void {
     this.#stopWarming = warmWhenIdle(this, async () => {
       if (this.#closed || !this.#config.last) return;
       await prewarm({
@@ -371,6 +374,7 @@ export class Engine implements EngineHandlers {
         windows: this.#windows,
         log: this.options.log,
       });
+      if (!this.#closed) onWarmed?.();
     });
   }
 

@@ -27,13 +27,13 @@ const fullCollectableBytes = (): number => {
   return bytes;
 };
 
-/** V8's `gc` function (from the gc extension): a full collection. */
-type Gc = () => void;
+/** V8's `gc` function (from the gc extension): a full collection, or with options another kind. */
+type Gc = (options?: { type: 'major'; flavor: 'last-resort' }) => void;
 
 let gc: Gc | undefined;
 
 /** This thread's `gc`, fetched once (the flag, set now, gives a new context the function). */
-const gcFunction = (): Gc => {
+export const gcFunction = (): Gc => {
   if (!gc) {
     process.getBuiltinModule('node:v8').setFlagsFromString('--expose-gc');
     gc = process.getBuiltinModule('node:vm').runInNewContext('gc') as Gc;
