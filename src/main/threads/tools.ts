@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import type { Config } from '../config/schema.ts';
 import { expandHome, hiddenFromSandbox, nifflerPaths, type Env } from '../paths.ts';
 import type { BwrapProbe } from '../../workers/protocol/sandbox.ts';
@@ -82,7 +82,7 @@ const unsandboxedNote = (reason: string): string =>
  * a worker that does not return in time is terminated.
  */
 export class ToolsHost {
-  #poolNow: Piscina<ToolTask, ToolResult> | undefined;
+  #poolNow: Promise<Piscina<ToolTask, ToolResult>> | undefined;
   readonly #maxThreads: number;
   #context: Omit<ToolContext, 'todoFile'>;
   readonly #sessionsDir: string;
@@ -111,20 +111,24 @@ export class ToolsHost {
 
   /**
    * The pool, started by the first call: listing the tools needs no thread, and an idle daemon
-   * keeps none (a pool thread is a V8 isolate, ~25 MiB) until a tool runs.
+   * keeps none (a pool thread is a V8 isolate, ~25 MiB) until a tool runs. Piscina's code too
+   * loads then (~22 ms of this thread, which a cold daemon would spend before it listens).
    */
-  get #pool(): Piscina<ToolTask, ToolResult> {
+  #pool(): Promise<Piscina<ToolTask, ToolResult>> {
     // Tools start child processes: with sync atomics an idle worker parks in Atomics.wait and
     // freezes async work still running in it.
-    this.#poolNow ??= new Piscina<ToolTask, ToolResult>({
-      filename: workerFile('tools').href,
-      execArgv: workerExecArgv(),
-      atomics: 'disabled',
-      minThreads: 1,
-      maxThreads: this.#maxThreads,
-      idleTimeout: 60_000,
-      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
-    });
+    this.#poolNow ??= import('piscina').then(
+      ({ Piscina }) =>
+        new Piscina<ToolTask, ToolResult>({
+          filename: workerFile('tools').href,
+          execArgv: workerExecArgv(),
+          atomics: 'disabled',
+          minThreads: 1,
+          maxThreads: this.#maxThreads,
+          idleTimeout: 60_000,
+          resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+        }),
+    );
     return this.#poolNow;
   }
 
@@ -246,8 +250,8 @@ export class ToolsHost {
     const task: ToolTask = { tool: name, args, context, port: port2 };
     const lead = search && this.#lead(task, port1, search.onProgress, (file) => onStuck(file));
     const endStarted = this.#watchGroups(port1, terminate.signal, lead?.relay);
-    const running = this.#pool
-      .run(task, { signal: terminate.signal, transferList: [port2] })
+    const running = this.#pool()
+      .then((pool) => pool.run(task, { signal: terminate.signal, transferList: [port2] }))
       .then((result) => lead?.finished(result) ?? result)
       .catch((error: unknown): ToolResult => {
         if (terminate.signal.aborted) return fail('canceled', `${call.name} was stopped`);
@@ -320,7 +324,8 @@ export class ToolsHost {
     onProgress: Progress | undefined,
     onStuck: (file: string) => void,
   ): { relay: SearchRelay; finished: (result: ToolResult) => ToolResult; end: () => void } {
-    const runTask = (chunk: ToolTask, end: AbortSignal) => this.#pool.run(chunk, { signal: end });
+    const runTask = (chunk: ToolTask, end: AbortSignal) =>
+      this.#pool().then((pool) => pool.run(chunk, { signal: end }));
     const ms = fileMs(task.context.limits.searchSeconds);
     const relay = new SearchRelay(runTask, task.context, port, ms, onProgress, onStuck);
     const helpers = this.#searchThreads();
@@ -371,7 +376,7 @@ export class ToolsHost {
   /** Ends every process group still running and closes the pool. */
   async close(): Promise<void> {
     this.#groups.forEach((pid) => this.#endGroup(pid));
-    await this.#poolNow?.destroy();
+    await (await this.#poolNow)?.destroy();
   }
 
   #endGroup(pid: number): void {
