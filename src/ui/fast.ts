@@ -1,4 +1,5 @@
 import { requestDaemon } from '../main/daemon/one-shot.ts';
+import { mark } from '../workers/shared/timeline.ts';
 import { findWorkspace, nifflerPaths } from '../main/paths.ts';
 import { showDaemonStatus, showMcpStatus } from './commands/status-views.ts';
 import { announceDaemonStart } from './render/output.ts';
@@ -42,6 +43,7 @@ export const mcpStatus = async (options: { json: boolean; wait: boolean }): Prom
       options.wait ? { wait: true } : {},
     ),
   );
+  mark('mcp status answered');
   showMcpStatus(reply.result, options);
 };
 

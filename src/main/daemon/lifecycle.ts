@@ -121,7 +121,7 @@ export const waitUntil = async (
 };
 
 /** Takes the start lock, or waits for whoever holds it to finish starting the daemon. */
-const startDaemon = async (options: ConnectOptions): Promise<Started> => {
+export const startDaemon = async (options: ConnectOptions): Promise<Started> => {
   const paths = nifflerPaths(options.root, options.env);
   mkdirSync(paths.runDir, { recursive: true, mode: 0o700 });
   const timeoutMs = options.startTimeoutMs ?? 20_000;

@@ -208,7 +208,7 @@ class Exchange<M extends OneShotMethod> {
 
 /**
  * One read-only request to the daemon of `root`: asked with `askOnce` when a daemon of this version
- * is warm; otherwise the `connectDaemon` way — starting one, or replacing one of another version,
+ * is warm, or once one this call started says it is ready; otherwise the `connectDaemon` way — starting one, or replacing one of another version,
  * unless `start` is false: then the result is `null` when no daemon runs. Read-only requests only:
  * a daemon of another version may see the request before it refuses the hello.
  */
@@ -228,14 +228,23 @@ export async function requestDaemon<M extends OneShotMethod>(
   params: ParamsOf<M>,
 ): Promise<OneShotReply<ResultOf<M> | null>> {
   const paths = nifflerPaths(options.root, options.env);
-  const once = await askOnce(paths.socket, options.client ?? 'cli', method, params, {
-    timeoutMs: daemonTimeoutMs(options.env),
-    pidFile: paths.pidFile,
-  });
+  const deadline = { timeoutMs: daemonTimeoutMs(options.env), pidFile: paths.pidFile };
+  const once = await askOnce(paths.socket, options.client ?? 'cli', method, params, deadline);
   if (once.kind === 'answered') return { result: once.result, fallback: false };
   if (once.kind === 'absent' && options.start === false) return { result: null, fallback: false };
   // Loaded only here: the JSON-RPC library and the start-up machinery.
-  const { connectDaemon } = await import('./lifecycle.ts');
+  const { connectDaemon, startDaemon } = await import('./lifecycle.ts');
+  if (once.kind === 'absent') {
+    // None runs: start one and ask it as a warm one is asked, hello and question in one write
+    // (a cold start's daemon answers while its servers boot beside it on the same cores, where
+    // each round trip more of a JSON-RPC connection costs tens of ms).
+    const started = await startDaemon(options);
+    const again =
+      started === 'ready'
+        ? await askOnce(paths.socket, options.client ?? 'cli', method, params, deadline)
+        : undefined;
+    if (again?.kind === 'answered') return { result: again.result, fallback: true };
+  }
   const client = await connectDaemon(options);
   if (!client) return { result: null, fallback: true };
   try {

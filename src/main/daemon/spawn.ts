@@ -87,7 +87,10 @@ export const spawnDaemon = async (
       said += chunk.toString();
       const busy = /^busy (\d+|\?)$/m.exec(said);
       if (busy) settle({ holder: busy[1] === '?' ? null : Number(busy[1]) });
-      else if (/^ready$/m.test(said)) settle('ready');
+      else if (/^ready$/m.test(said)) {
+        mark('daemon said ready');
+        settle('ready');
+      }
     });
     // 'close', not 'exit': by then everything it said on stdout has been read.
     child.once('close', (code, signal) => fail(`exited at start (${signal ?? `code ${code}`})`));
