@@ -164,7 +164,12 @@ const startEngine = async (
   env: Env,
   paths: NifflerPaths,
   log: Logger,
-  hooks: ServeHooks & { stop: (reason: string) => void; onActivity: () => void },
+  hooks: ServeHooks & {
+    stop: (reason: string) => void;
+    onActivity: () => void;
+    /** The servers a killed predecessor left, ended (reapPredecessor): ours spawn after. */
+    reaped: Promise<void>;
+  },
 ): Promise<Engine> => {
   const engineOptions: Omit<EngineOptions, 'gateway'> = {
     root: options.root,
@@ -182,7 +187,7 @@ const startEngine = async (
   };
   // The config first, and the MCP worker given its servers: they spawn while the rest loads (the
   // gateway's link among it, whose own code loads on its first consumer).
-  const { beginEngine } = await import('../engine/boot.ts');
+  const [{ beginEngine }] = await Promise.all([import('../engine/boot.ts'), hooks.reaped]);
   const start = beginEngine(engineOptions);
   const [{ Engine }, { GatewayLink }] = await Promise.all([
     import('../engine/engine.ts'),
@@ -199,7 +204,8 @@ const serve = async (
   hooks: ServeHooks,
 ): Promise<void> => {
   log.info('daemon starting', { root: options.root, socket: paths.socket });
-  await reapPredecessor(paths, log);
+  // While the engine's first code loads: the servers of ours spawn only once it is done.
+  const reaped = reapPredecessor(paths, log).then(() => mark('predecessor reaped'));
   let stopping: Promise<void> | undefined;
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
@@ -227,8 +233,8 @@ const serve = async (
     ...hooks,
     stop: (reason) => void stop(reason),
     onActivity: () => quiet.activity(engine),
+    reaped,
   });
-  cleanups.push(pruneOutputsNowAndThen(engine, paths, log));
   cleanups.push(stopWhenRootGone(options.root, (reason) => void stop(reason)));
   const socket = await listen(paths, log, acceptor(engine, log, sockets), stop);
   // Stopping, it serves no more: a successor may take the workspace while its servers are ended.
@@ -240,6 +246,8 @@ const serve = async (
   else cleanups.push(closeSocket);
   log.info('daemon listening', { socket: paths.socket });
   mark('daemon listening');
+  // Once it answers: the first pruning reads the outputs directory.
+  if (!stopping) cleanups.push(pruneOutputsNowAndThen(engine, paths, log));
   quiet.armIdle(engine);
   engine.warmWhenIdle(() => quiet.warmed(engine));
   options.onListening?.();
