@@ -12,7 +12,7 @@ import { readBoundedFileSync } from '../../workers/shared/bounded-read.ts';
 import { ConfinedError } from '../../workers/shared/confine.ts';
 import { NifflerError } from '../errors.ts';
 import { tildify, type Env } from '../paths.ts';
-import { yamlMemo } from './yaml-memo.ts';
+import { keyLineId, yamlMemo, type KeyLines } from './yaml-memo.ts';
 
 /** A config file larger than this is refused: real ones are a few KiB. */
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
@@ -158,15 +158,51 @@ export const parseConfigText = (
   const kept = memo.get(text);
   if (kept) {
     let parsed: ParsedFile | undefined;
-    const lineOf = (path: KeyPath) => (parsed ??= parseYaml(text, file, source, env)).lineOf(path);
-    return { source: { ...source, file }, data: kept, lineOf };
+    const lineOf = (path: KeyPath) =>
+      kept.lines[keyLineId(path)] ?? (parsed ??= parseYaml(text, file, source, env)).lineOf(path);
+    return { source: { ...source, file }, data: kept.data, lineOf };
   }
   const parsed = parseYaml(text, file, source, env);
-  memo.set(text, parsed.data);
+  memo.set(text, parsed.data, parsed.keyLines());
   return parsed;
 };
 
-const parseYaml = (text: string, file: string, source: ConfigSource, env?: Env): ParsedFile => {
+/** How deep `keyLines` goes: `mcpServers.NAME.env.KEY`. */
+const KEY_LINES_DEPTH = 4;
+/** At most this many keys' lines are kept for a text. */
+const KEY_LINES_MAX = 2000;
+
+/** The lines of the keys (and sequence items) of `doc`, KEY_LINES_DEPTH levels down at most. */
+const keyLinesOf = (doc: Document, lineOf: (path: KeyPath) => number | undefined): KeyLines => {
+  const lines: KeyLines = {};
+  let count = 0;
+  const walk = (node: unknown, path: PropertyKey[]): void => {
+    if (path.length >= KEY_LINES_DEPTH) return;
+    const children: [PropertyKey, unknown][] = isMap(node)
+      ? node.items.flatMap((pair) =>
+          isPair(pair) && isScalar(pair.key) ? [[String(pair.key.value), pair.value]] : [],
+        )
+      : isSeq(node)
+        ? node.items.map((item, i) => [i, item])
+        : [];
+    for (const [key, child] of children) {
+      if (count++ >= KEY_LINES_MAX) return;
+      const at = [...path, key];
+      const line = lineOf(at);
+      if (line !== undefined) lines[keyLineId(at)] = line;
+      walk(child, at);
+    }
+  };
+  walk(doc.contents, []);
+  return lines;
+};
+
+const parseYaml = (
+  text: string,
+  file: string,
+  source: ConfigSource,
+  env?: Env,
+): ParsedFile & { keyLines: () => KeyLines } => {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   const shown = tildify(file, env);
@@ -199,7 +235,12 @@ const parseYaml = (text: string, file: string, source: ConfigSource, env?: Env):
     );
   }
   const lineOf = lineFinder(doc, lineCounter);
-  return { source: { ...source, file }, data: data as Record<string, unknown>, lineOf };
+  return {
+    source: { ...source, file },
+    data: data as Record<string, unknown>,
+    lineOf,
+    keyLines: () => keyLinesOf(doc, lineOf),
+  };
 };
 
 /** The 1-based line of a key path (or its nearest ancestor) in a parsed YAML document. */

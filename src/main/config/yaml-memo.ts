@@ -10,32 +10,49 @@ import { plainJson } from './parse-memo.ts';
 // (20–60 ms on a small machine: its code runs for the first time), where taking the data kept
 // for the same text costs a JSON.parse. Only a parse that succeeded with plain JSON data is kept
 // (see plainJson); a text that fails is parsed every time, so its error is the parser's own. The
-// documents are not kept: a line wanted for a message comes from parsing the text then
-// (source.ts). One private file, $NIFFLER_HOME/cache/yaml.json (0600, written whole; read only
+// documents are not kept: the lines of the keys a few levels down are (KeyLines), and a line wanted
+// beyond them, for a message, comes from parsing the text then (source.ts). One private file, $NIFFLER_HOME/cache/yaml.json (0600, written whole; read only
 // if ours and nobody else may write it), for this niffler and this yaml library: another version,
 // a file cut short or not ours reads as empty.
 
 /** Texts kept, at most, the most recently parsed last (a workspace has a few config files). */
 const MAX_ENTRIES = 32;
 const MAX_BYTES = 1024 * 1024;
-/** Whose parses the file holds: what parsed them and how (source.ts's options). */
-const PARSER = `niffler ${VERSION} yaml ${yamlPackage.version} uniqueKeys maxAliasCount=100`;
+/** Whose parses the file holds: what parsed them and how (source.ts's options), with key lines. */
+const PARSER = `niffler ${VERSION} yaml ${yamlPackage.version} uniqueKeys maxAliasCount=100 lines`;
+
+/**
+ * The lines of a text's keys, by `keyLineId` of their paths: what a listing that shows where each
+ * entry is defined (`mcp list`'s `file:line`) asks for, so that it needs no parse either.
+ */
+export type KeyLines = Record<string, number>;
+
+/** A key path's id in `KeyLines`: map keys as strings, sequence indexes as numbers. */
+export const keyLineId = (path: readonly PropertyKey[]): string =>
+  JSON.stringify(path.map((key) => (typeof key === 'number' ? key : String(key))));
+
+/** What the memo keeps of a text: its data, and the lines of its keys. */
+interface Kept {
+  data: Record<string, unknown>;
+  lines: KeyLines;
+}
 
 class YamlMemo {
   #entries: Map<string, string> | undefined;
 
   constructor(private readonly file: string) {}
 
-  /** The data last parsed from `text` (a new copy), or undefined. */
-  get(text: string): Record<string, unknown> | undefined {
-    const data = this.#load().get(text);
-    return data === undefined ? undefined : (JSON.parse(data) as Record<string, unknown>);
+  /** The data last parsed from `text` (a new copy) and its keys' lines, or undefined. */
+  get(text: string): Kept | undefined {
+    const kept = this.#load().get(text);
+    return kept === undefined ? undefined : (JSON.parse(kept) as Kept);
   }
 
   /** Keeps `data`, parsed from `text`, when it is plain JSON; writes the file when it changed. */
-  set(text: string, data: Record<string, unknown>): void {
-    const json = plainJson(data);
-    if (json === undefined) return;
+  set(text: string, data: Record<string, unknown>, lines: KeyLines): void {
+    const plain = plainJson(data);
+    if (plain === undefined) return;
+    const json = `{"data":${plain},"lines":${JSON.stringify(lines)}}`;
     const entries = this.#load();
     if (entries.get(text) === json) return;
     entries.delete(text);

@@ -49,21 +49,45 @@ describe('the memo of config texts parsed before', () => {
     const parsed = parse(TEXT, first);
     const later = nextProcess(first, (memo) => {
       // Marked, to see where the data comes from.
-      memo.entries = memo.entries.map(([text, data]) => [
-        text,
-        JSON.stringify({ ...JSON.parse(data), seen: 'memo' }),
-      ]);
+      memo.entries = memo.entries.map(([text, kept]) => {
+        const { data, lines } = JSON.parse(kept);
+        return [text, JSON.stringify({ data: { ...data, seen: 'memo' }, lines })];
+      });
     });
     const kept = parse(TEXT, later);
     expect(kept.data).toEqual({ ...parsed.data, seen: 'memo' });
-    // Lines come from parsing the text when asked for: the same as the parse's.
+    // Lines of keys come from the memo too; of a key not there, from parsing the text when asked
+    // for (the nearest key's): the same as the parse's.
     for (const key of [
       ['mcpServers', 'files', 'args'],
+      ['mcpServers', 'files', 'args', 1],
       ['mcpServers', 'memory', 'env', 'A'],
+      ['mcpServers', 'memory'],
       ['model'],
+      ['mcpServers', 'files', 'nope'],
+      ['nope'],
     ])
-      expect(kept.lineOf(key)).toBe(parsed.lineOf(key));
+      expect(kept.lineOf(key), key.join('.')).toBe(parsed.lineOf(key));
     expect(kept.lineOf(['mcpServers', 'files', 'args'])).toBe(5);
+    expect(kept.lineOf(['mcpServers', 'files', 'nope'])).toBe(3);
+  });
+
+  it('keeps the lines of the keys, so that a listing of where each is defined needs no parse', () => {
+    const first = home();
+    parse(TEXT, first);
+    const later = nextProcess(first, (memo) => {
+      memo.entries = memo.entries.map(([text, kept]) => {
+        const { data, lines } = JSON.parse(kept);
+        // Marked, to see that they come from the memo.
+        for (const id of Object.keys(lines)) lines[id] += 100;
+        return [text, JSON.stringify({ data, lines })];
+      });
+    });
+    const kept = parse(TEXT, later);
+    expect(kept.lineOf(['mcpServers', 'files'])).toBe(103);
+    expect(kept.lineOf(['mcpServers', 'memory', 'env', 'A'])).toBe(106);
+    // Not a key of the text: its nearest key's line, from a parse.
+    expect(kept.lineOf(['mcpServers', 'memory', 'cwd'])).toBe(6);
   });
 
   it('gives a copy: what a caller changes is not what the next parse gets', () => {
@@ -89,7 +113,10 @@ describe('the memo of config texts parsed before', () => {
     const first = home();
     const parsed = parse(TEXT, first);
     const marked = (memo: { entries: [string, string][] }) => {
-      memo.entries = memo.entries.map(([text]) => [text, JSON.stringify({ seen: 'memo' })]);
+      memo.entries = memo.entries.map(([text]) => [
+        text,
+        JSON.stringify({ data: { seen: 'memo' }, lines: {} }),
+      ]);
     };
 
     const writable = nextProcess(first, marked);
