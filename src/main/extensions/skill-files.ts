@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hash } from '../../workers/shared/sha256.ts';
 import { lstatSync, readdirSync, readlinkSync, readSync, realpathSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { isInside } from '../../workers/shared/confine.ts';
@@ -139,7 +139,7 @@ const hashFile = (file: string, top: string): string => {
     let digest: string;
     if (size > MAX_HASHED) digest = `large, ${size} bytes, changed at ${ctimeMs}`;
     else {
-      const hash = createHash('sha256');
+      const hash = sha256Hash();
       const buffer = Buffer.allocUnsafe(Math.min(Math.max(size, 1), 1024 * 1024));
       let read: number;
       while ((read = readSync(opened.fd, buffer, 0, buffer.length, null)) > 0)

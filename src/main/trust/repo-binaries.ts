@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hash } from '../../workers/shared/sha256.ts';
 import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { readFdSync } from '../../workers/shared/bounded-read.ts';
@@ -32,7 +32,7 @@ const digestOf = (bin: string): string => {
   try {
     const opened = openConfinedFile(bin, {});
     try {
-      digest = createHash('sha256')
+      digest = sha256Hash()
         .update(readFdSync(opened.fd, MAX_HASHED, bin))
         .digest('hex');
     } finally {
@@ -54,7 +54,8 @@ export const repoBinaryParts = (root: string): Part[] =>
   npmCommands().flatMap(({ server, command }) => {
     const bin = repoBinary(root, command);
     try {
-      lstatSync(bin);
+      // Most projects have none: no exception thrown (and its stack made) for each.
+      if (!lstatSync(bin, { throwIfNoEntry: false })) return [];
     } catch {
       return [];
     }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hash } from '../../workers/shared/sha256.ts';
 import { closeSync, fstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { isObject } from '../../workers/shared/is-object.ts';
@@ -76,7 +76,7 @@ const hashFile = (file: string): ScriptValue => {
   try {
     const { size, ctimeMs } = fstatSync(fd);
     if (size > MAX_BYTES) return { sha256: `large, changed at ${ctimeMs}`, bytes: size };
-    const hash = createHash('sha256');
+    const hash = sha256Hash();
     const buffer = Buffer.alloc(Math.min(size, 1024 * 1024) || 1);
     let read: number;
     while ((read = readSync(fd, buffer, 0, buffer.length, null)) > 0)
