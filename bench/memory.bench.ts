@@ -1,13 +1,13 @@
 import { once } from 'node:events';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reply, type ReplyBuilder } from '../test/fixtures/fake-llm/reply.ts';
 import { startFakeLlm, type FakeLlm } from '../test/fixtures/fake-llm/server.ts';
 import { benchWorkspace, type Bench, type BenchWorkspace, fakeModelLines } from './harness.ts';
 
-// Peak RSS of a real daemon (VmHWM of its process: main thread and every worker) over one
-// one-shot turn whose single tool call returns something large, against a daemon of the same
+// Peak RSS of a real daemon (VmHWM of its process: main thread and every worker, reset once its
+// servers are up) over one one-shot turn whose single tool call returns something large, against a daemon of the same
 // build serving the same call on something tiny, in the same run:
 // - read_file of a page at the end of a 200 MB text file (the whole file streams through), against
 //   a page of a 1 KB file;
@@ -49,14 +49,17 @@ const peakAfter = async (
   try {
     await prepare?.(ws);
     await ws.niffler(['mcp', 'status', '--wait']);
+    const status = (await ws.niffler(['daemon', 'status', '--json'])) as { stdout: string };
+    const { pid } = JSON.parse(status.stdout) as { pid: number };
+    // The peak of the turn, not of the daemon's start-up (its threads booting, its servers'
+    // catalogs arriving, its warming): Linux resets VmHWM to the current RSS on a `5` here.
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
     llm.queue(call, reply().text('done'));
     const turn = (await ws.niffler(['-p', 'go', '--yes'])) as {
       exitCode?: number;
       stderr?: string;
     };
     if (turn.exitCode !== 0) throw new Error(`the turn failed: ${turn.stderr ?? ''}`);
-    const status = (await ws.niffler(['daemon', 'status', '--json'])) as { stdout: string };
-    const { pid } = JSON.parse(status.stdout) as { pid: number };
     const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
     if (!hwm) throw new Error('no VmHWM for the daemon');
     return Number(hwm) / 1024;
