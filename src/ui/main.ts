@@ -1,6 +1,7 @@
 // Everything the launcher (cli.ts) does not answer itself: the interactive session and the command
 // tree. An ES module of the main build (dist/main.js), loaded by one dynamic import.
 import { exitCode } from './exit-code.ts';
+import { mark } from '../workers/shared/timeline.ts';
 
 /** Runs `niffler ARGS` (without node and script); resolves to the exit code. */
 export const run = async (argv: string[]): Promise<number> => {
@@ -8,6 +9,7 @@ export const run = async (argv: string[]): Promise<number> => {
   // Plain `niffler` on a terminal — the most common start — skips the command tree entirely, so
   // the first frame of the session comes sooner.
   if (args.length === 0 && process.stdin.isTTY && process.stdout.isTTY) {
+    mark('front-end main loaded');
     const [{ interactive }, { reportError }] = await Promise.all([
       import('./commands/interactive.ts'),
       import('./render/output.ts'),

@@ -103,6 +103,7 @@ const open = async (
   params: ParamsOf<'session/open'>,
   client: AttachedClient,
 ): Promise<SessionOpened> => {
+  mark('session/open received');
   view.warmApi();
   const opened = await openSession(view, params);
   const { session } = opened;

@@ -17,6 +17,7 @@ import { runShell } from './shell.ts';
 import { entriesFromMessages } from './state/history.ts';
 import type { Action, DialogAnswer, UiState } from './state/types.ts';
 import { preloadMarkdown } from './markdown.ts';
+import { mark } from '../../workers/shared/timeline.ts';
 
 /** What a session opened by a daemon that does not say has spent, as far as we know. */
 const NOTHING_SPENT: SessionSpent = {
@@ -83,9 +84,11 @@ export class Controller {
   }
 
   readonly #open = async (params: EngineParams<'session/open'>, note?: string) => {
+    mark('session/open sent');
     const opening = this.#client.request('session/open', params);
     this.#sessionId = opening.then((o) => o.sessionId);
     const opened = await opening;
+    mark('session opened');
     this.#currentSession = opened.sessionId;
     this.options.onSession?.(opened.sessionId);
     this.dispatch({

@@ -2,6 +2,7 @@ import type { GlobalOptions } from '../context.ts';
 import { openEngine } from '../engine.ts';
 import { findWorkspace } from '../../main/paths.ts';
 import { info } from '../render/output.ts';
+import { mark } from '../../workers/shared/timeline.ts';
 
 export interface InteractiveOptions extends GlobalOptions {
   continue?: boolean;
@@ -18,6 +19,7 @@ export const interactive = async (options: InteractiveOptions): Promise<void> =>
   if (process.env['NO_COLOR']) process.env['FORCE_COLOR'] = '0';
   const app = import('../app/run.tsx');
   const engine = openEngine(options);
+  void engine.then(() => mark('daemon connected'), () => {});
   // Both are awaited below; a failure is reported there, not as an unhandled rejection.
   app.catch(() => {});
   engine.catch(() => {});
@@ -25,6 +27,7 @@ export const interactive = async (options: InteractiveOptions): Promise<void> =>
     app,
     import('../app/deferred-client.ts'),
   ]);
+  mark('app code loaded');
   const { root, searched } = findWorkspace(options.cwd ?? process.cwd());
   let sessionId: string;
   try {
