@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { benchCacheDir, benchWorkspace, median, type Bench, serverBin } from './harness.ts';
+import { yogaWithoutFetch } from '../scripts/build-options.mjs';
 
 const cli = path.resolve('dist/cli.cjs');
 
@@ -61,8 +62,10 @@ const bench: Bench = async () => {
     platform: 'node',
     jsx: 'automatic',
     external: ['react-devtools-core'],
-    // The same production build of React as dist/ (scripts/build.mjs), so the floor is fair.
+    // The same production build of React as dist/ (scripts/build.mjs), and the same Ink layout
+    // engine read without fetch (yogaWithoutFetch), so the floor is fair.
     define: { 'process.env.NODE_ENV': '"production"' },
+    plugins: [yogaWithoutFetch],
     banner: {
       js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
     },

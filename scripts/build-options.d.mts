@@ -1,4 +1,4 @@
-import type { BuildOptions } from 'esbuild';
+import type { BuildOptions, Plugin } from 'esbuild';
 
 export declare const buildOptions: (
   entryPoints: Record<string, string>,
@@ -19,3 +19,6 @@ export declare const launcherBuildOptions: (
   fastBuild?: string,
   configBuild?: string,
 ) => BuildOptions;
+
+/** Ink's layout engine read without fetch (see build-options.mjs). */
+export declare const yogaWithoutFetch: Plugin;

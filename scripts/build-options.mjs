@@ -14,6 +14,33 @@ const lazyCrypto = {
   },
 };
 
+/**
+ * Ink's layout engine (yoga-layout) carries its WebAssembly as a base64 `data:` URL, and its
+ * Emscripten loader reads it with `fetch` wherever `fetch` is a function — in Node, undici, loaded
+ * for it alone: ~30-50 ms of the interactive front-end before its first frame, for a URL whose
+ * bytes are already in the file. Its loader's other path decodes them (`atob`): the check of
+ * `fetch` reads as false. Both places must be found, or the build fails (a new yoga to look at).
+ */
+export const yogaWithoutFetch = {
+  name: 'yoga-without-fetch',
+  setup(build) {
+    build.onLoad(
+      { filter: /yoga-layout[\\/]dist[\\/]binaries[\\/]yoga-wasm-base64-esm\.js$/ },
+      async (args) => {
+        const { readFile } = await import('node:fs/promises');
+        const source = await readFile(args.path, 'utf8');
+        const check = '"function"!=typeof fetch';
+        const found = source.split(check).length - 1;
+        if (found !== 2)
+          throw new Error(
+            `yoga-without-fetch: expected 2 checks of fetch in ${args.path}, found ${found}`,
+          );
+        return { contents: source.replaceAll(check, 'true'), loader: 'js' };
+      },
+    );
+  },
+};
+
 /** esbuild options for bundling `entryPoints` into `outdir` with code splitting. */
 export const buildOptions = (entryPoints, outdir) => ({
   entryPoints,
@@ -32,7 +59,7 @@ export const buildOptions = (entryPoints, outdir) => ({
   legalComments: 'linked',
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
-  plugins: [lazyCrypto],
+  plugins: [lazyCrypto, yogaWithoutFetch],
   // jsonc-parser's main build is UMD, whose require('./impl/…') esbuild cannot follow: its ESM one.
   alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   // React and its reconciler ship development builds behind this check: drop them from the bundle.
