@@ -10,7 +10,13 @@ import { benchWorkspace, median, serverBin, settledDaemon, type Bench } from './
 // an idle Node process (a timer a second) measured over the same window.
 
 const WINDOW_MS = 4000;
-const ROUNDS = 3;
+/**
+ * Windows measured; the row is their median. The first ~15 s after the daemon settles hold V8's
+ * own memory reducer's one-time passes (each thread ~8 s after its last full collection: 10-45 ms
+ * CPU/s in one or two windows, per-thread schedstat), the windows after it ~1 ms CPU/s: five
+ * windows let the median be the steady state, where three landed on the passes.
+ */
+const ROUNDS = 5;
 /** Clock ticks a second (USER_HZ): 100 on Linux. */
 const HZ = 100;
 
