@@ -1,3 +1,4 @@
+import { sha256Hash } from '../../workers/shared/sha256.ts';
 import { isObject } from '../../workers/shared/is-object.ts';
 import type { ParsedFile } from '../config/source.ts';
 import type { Part } from './part.ts';
@@ -79,9 +80,7 @@ const canonical = (value: unknown): string =>
  * config commands read such configs many times a minute.
  */
 export const digestOf = (value: unknown): string =>
-  process
-    .getBuiltinModule('node:crypto')
-    .createHash('sha256')
+  sha256Hash()
     .update(canonical(value ?? null))
     .digest('hex');
 
