@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { benchCacheDir, benchWorkspace, median, type Bench, serverBin } from './harness.ts';
-import { yogaWithoutFetch } from '../scripts/build-options.mjs';
+import { ownStringWidth, yogaWithoutFetch } from '../scripts/build-options.mjs';
 
 const cli = path.resolve('dist/cli.cjs');
 
@@ -63,9 +63,10 @@ const bench: Bench = async () => {
     jsx: 'automatic',
     external: ['react-devtools-core'],
     // The same production build of React as dist/ (scripts/build.mjs), and the same Ink layout
-    // engine read without fetch (yogaWithoutFetch), so the floor is fair.
+    // engine read without fetch (yogaWithoutFetch) and the same string-width (ownStringWidth), so
+    // the floor is fair.
     define: { 'process.env.NODE_ENV': '"production"' },
-    plugins: [yogaWithoutFetch],
+    plugins: [yogaWithoutFetch, ownStringWidth],
     banner: {
       js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
     },

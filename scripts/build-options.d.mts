@@ -22,3 +22,6 @@ export declare const launcherBuildOptions: (
 
 /** Ink's layout engine read without fetch (see build-options.mjs). */
 export declare const yogaWithoutFetch: Plugin;
+
+/** Ink's `string-width` imports pointed at src/ui/render/string-width.ts (see build-options.mjs). */
+export declare const ownStringWidth: Plugin;

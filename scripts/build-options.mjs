@@ -41,6 +41,31 @@ export const yogaWithoutFetch = {
   },
 };
 
+/**
+ * Ink and its helpers (wrap-ansi, cli-truncate, widest-line, slice-ansi) import `string-width`:
+ * they get src/ui/render/string-width.ts, which measures text of code points that are each their
+ * own grapheme cluster without string-width's Unicode path and hands anything else to string-width
+ * itself. Only the top-level string-width is replaced (older majors nested under other packages
+ * keep their own); the wrapper's own import is the real one.
+ */
+export const ownStringWidth = {
+  name: 'own-string-width',
+  setup(build) {
+    const own = path.resolve('src/ui/render/string-width.ts');
+    const real = path.resolve('node_modules/string-width/index.js');
+    build.onResolve({ filter: /^string-width$/ }, async (args) => {
+      if (args.importer === own || args.pluginData?.ownStringWidth) return undefined;
+      const resolved = await build.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: { ownStringWidth: true },
+      });
+      return resolved.path === real ? { path: own } : undefined;
+    });
+  },
+};
+
 /** esbuild options for bundling `entryPoints` into `outdir` with code splitting. */
 export const buildOptions = (entryPoints, outdir) => ({
   entryPoints,
@@ -59,7 +84,7 @@ export const buildOptions = (entryPoints, outdir) => ({
   legalComments: 'linked',
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
-  plugins: [lazyCrypto, yogaWithoutFetch],
+  plugins: [lazyCrypto, yogaWithoutFetch, ownStringWidth],
   // jsonc-parser's main build is UMD, whose require('./impl/…') esbuild cannot follow: its ESM one.
   alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   // React and its reconciler ship development builds behind this check: drop them from the bundle.

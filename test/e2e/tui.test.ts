@@ -135,6 +135,27 @@ describe('bundle', () => {
     expect(interactivePath.some((input) => input.includes('node_modules/ink/'))).toBe(true);
   });
 
+  it("measures Ink's text with src/ui/render/string-width.ts, the one importer of string-width itself", async () => {
+    const { metafile } = await build({
+      ...buildOptions({ main: 'src/ui/main.ts' }, path.join('dist', '.metafile-probe')),
+      write: false,
+      metafile: true,
+      sourcemap: false,
+      logLevel: 'silent',
+    });
+    const importersOf = (target: string) =>
+      Object.entries(metafile.inputs)
+        .filter(([, input]) => input.imports.some((i) => i.path === target))
+        .map(([file]) => file)
+        .sort();
+    expect(importersOf('node_modules/string-width/index.js')).toEqual([
+      'src/ui/render/string-width.ts',
+    ]);
+    const own = importersOf('src/ui/render/string-width.ts');
+    expect(own).toContain('node_modules/ink/build/output.js');
+    expect(own).toContain('node_modules/wrap-ansi/index.js');
+  });
+
   it('builds the status fast path as one file with only the JSON-RPC library in it', async () => {
     const [output, ...others] = Object.values(
       await outputsOf(fastBuildOptions(path.join('dist', '.metafile-probe'))),
