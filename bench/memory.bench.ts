@@ -4,11 +4,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reply, type ReplyBuilder } from '../test/fixtures/fake-llm/reply.ts';
 import { startFakeLlm, type FakeLlm } from '../test/fixtures/fake-llm/server.ts';
-import { benchWorkspace, type Bench, type BenchWorkspace, fakeModelLines } from './harness.ts';
+import {
+  benchWorkspace,
+  type Bench,
+  type BenchWorkspace,
+  fakeModelLines,
+  settledDaemon,
+} from './harness.ts';
 
-// Peak RSS of a real daemon (VmHWM of its process: main thread and every worker, reset once its
-// servers are up) over one one-shot turn whose single tool call returns something large, against a daemon of the same
-// build serving the same call on something tiny, in the same run:
+// Peak RSS of a real daemon (VmHWM of its process: main thread and every worker, reset once it
+// has settled after its servers came up) over one one-shot turn whose single tool call returns
+// something large, against a daemon of the same build serving the same call on something tiny, in
+// the same run:
 // - read_file of a page at the end of a 200 MB text file (the whole file streams through), against
 //   a page of a 1 KB file;
 // - an MCP tool (test/fixtures/mcp/huge.ts) returning 10 MB of text, against one returning a line.
@@ -49,10 +56,11 @@ const peakAfter = async (
   try {
     await prepare?.(ws);
     await ws.niffler(['mcp', 'status', '--wait']);
-    const status = (await ws.niffler(['daemon', 'status', '--json'])) as { stdout: string };
-    const { pid } = JSON.parse(status.stdout) as { pid: number };
     // The peak of the turn, not of the daemon's start-up (its threads booting, its servers'
-    // catalogs arriving, its warming): Linux resets VmHWM to the current RSS on a `5` here.
+    // catalogs arriving, its warming, which can still be under way when the servers are up: the
+    // turn starts once the daemon has settled, as the idle rows do). Linux resets VmHWM to the
+    // current RSS on a `5` here.
+    const pid = await settledDaemon(ws);
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
     llm.queue(call, reply().text('done'));
     const turn = (await ws.niffler(['-p', 'go', '--yes'])) as {
