@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { fail, type ToolResult } from '../../workers/protocol/tool-result.ts';
-import { isBuiltinTool, type CommandOutcome } from '../../workers/protocol/tools.ts';
+import type { CommandOutcome } from '../../workers/protocol/tools.ts';
+import { isBuiltinTool } from '../../workers/protocol/tool-names.ts';
 import type { ToolEntry } from '../calls/types.ts';
 import type { CommandRunner } from './expand.ts';
 import type { ExtensionFile } from './files.ts';
