@@ -1,20 +1,18 @@
 #!/usr/bin/env node
 import { writeSync } from 'node:fs';
 import { VERSION } from '../main/version.ts';
+import { MIN_NODE, nodeTooOld } from './node-version.ts';
 
 // The bin entry, built as CommonJS (dist/cli.cjs): a CommonJS start skips Node's ES module loader,
 // and loads `node:` modules without building their namespaces, about 5 ms of a 40 ms command.
 // It answers `--version` before it loads anything else, and hands every other command to
 // launch.ts (in the same file, loaded on demand), which routes it.
 
-/** The oldest Node niffler runs on; a checkout's npm scripts and npx bring their own (node@22). */
-const MIN_NODE_MAJOR = 22;
-
 const main = async (argv: string[]): Promise<number> => {
-  const major = Number(process.versions.node.split('.')[0]);
-  if (major < MIN_NODE_MAJOR) {
+  if (nodeTooOld(process.versions.node)) {
+    const major = MIN_NODE.split('.')[0];
     process.stderr.write(
-      `niffler: needs Node.js ${MIN_NODE_MAJOR} or newer, and ${process.execPath} is ${process.version}; install Node ${MIN_NODE_MAJOR} (nodejs.org, or nvm install ${MIN_NODE_MAJOR}) and put it first on PATH\n`,
+      `niffler: needs Node.js ${MIN_NODE} or newer, and ${process.execPath} is ${process.version}; install Node ${major} (nodejs.org, or nvm install ${major}) and put it first on PATH\n`,
     );
     return 1;
   }

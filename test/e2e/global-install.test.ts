@@ -106,7 +106,7 @@ describe('installed from the packed tarball (npm install -g)', () => {
       expect(refused.exitCode).toBe(1);
       expect(refused.stdout).toBe('');
       expect(refused.stderr).toMatch(
-        /^niffler: needs Node\.js 22 or newer, and \S+ is v\d+\.[^\n]*PATH$/,
+        /^niffler: needs Node\.js 22\.3 or newer, and \S+ is v\d+\.[^\n]*PATH$/,
       );
     }
   }, 240_000);
