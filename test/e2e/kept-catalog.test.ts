@@ -9,6 +9,7 @@ import { reply } from '../fixtures/fake-llm/reply.ts';
 import { startFakeLlm, type FakeLlm } from '../fixtures/fake-llm/server.ts';
 import { fixtureYaml } from './gateway.ts';
 import { makeE2eWorkspace } from './workspace.ts';
+import { timelineSteps } from './timeline.ts';
 
 // A cold start builds its first request from the catalogs kept from the servers' last run, while
 // the servers themselves are still starting (see src/workers/mcp/kept-catalog.ts). The server
@@ -17,13 +18,6 @@ import { makeE2eWorkspace } from './workspace.ts';
 
 const toolNames = (body: { tools?: { function: { name: string } }[] }) =>
   (body.tools ?? []).map((t) => t.function.name);
-
-/** The steps of a cold start's timeline (workers/shared/timeline.ts), in the order taken. */
-const timelineSteps = (file: string): string[] =>
-  readFileSync(file, 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => line.split(' ').slice(2).join(' '));
 
 /** A workspace whose model is `llm` and whose one server, `gated`, starts when `open()` is called. */
 const gatedWorkspace = (llm: FakeLlm, extra = '') => {

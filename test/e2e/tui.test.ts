@@ -11,6 +11,7 @@ import {
 } from '../../scripts/build-options.mjs';
 import { CLI } from './cli.ts';
 import { startTerminal } from './tui-terminal.ts';
+import { timelineSteps } from './timeline.ts';
 import { makeE2eWorkspace, serverBin } from './workspace.ts';
 
 const everything = `mcpServers:
@@ -31,10 +32,11 @@ describe('interactive session in a real terminal (tmux)', () => {
     ws.writeGlobal(
       `model: fake\nmodels:\n  fake:\n    provider: openai\n    baseUrl: ${llm.url}/v1\n    model: fake-model\n    toolProtocol: native\n    prices: { input: 1, output: 2 }\n${everything}`,
     );
+    const timeline = path.join(ws.base, 'timeline');
     const term = await startTerminal({
       command: [process.execPath, CLI],
       cwd: ws.repo,
-      env: ws.env,
+      env: { ...ws.env, NIFFLER_TIMELINE: timeline },
     });
 
     const first = await term.waitFor(idle);
@@ -58,6 +60,10 @@ describe('interactive session in a real terminal (tmux)', () => {
     expect(asked).toContain('4. Deny (n)');
     await term.press('y');
     const answered = await term.waitFor((s) => s.includes('Logging is on now.') && idle(s));
+    // The markdown renderer (~100 ms of this thread) loads once the session is open, not before.
+    const steps = timelineSteps(timeline);
+    expect(steps).toContain('session opened');
+    expect(steps.indexOf('markdown loaded')).toBeGreaterThan(steps.indexOf('session opened'));
     expect(answered).toMatch(
       /✓ toggle-simulated-logging \(everything\) · \d+ms\n {2}⎿ Started simulated, random-leveled logging.*…\n/,
     );

@@ -1,6 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 
 import type * as MarkdownEngine from './markdown-engine.ts';
+import { mark } from '../../workers/shared/timeline.ts';
 
 type Engine = typeof MarkdownEngine;
 
@@ -12,7 +13,10 @@ let loading: Promise<Engine> | undefined;
  * in the background, so the first frame does not wait for it. Resolves once it is usable.
  */
 export const preloadMarkdown = (): Promise<Engine> => {
-  loading ??= import('./markdown-engine.ts').then((loaded) => (engine = loaded));
+  loading ??= import('./markdown-engine.ts').then((loaded) => {
+    mark('markdown loaded');
+    return (engine = loaded);
+  });
   return loading;
 };
 

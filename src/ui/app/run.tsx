@@ -21,19 +21,22 @@ export const runApp = async (options: Omit<DaemonOptions, 'exit'>): Promise<stri
   const color = !process.env['NO_COLOR'] && process.env['TERM'] !== 'dumb';
   let exit: () => void = () => {};
   let sessionId = '';
+  // The markdown renderer, the heaviest module of the UI (~100 ms of loading that holds this
+  // thread), loads once the session is open: loaded after the first frame, it held back the
+  // daemon's answers to the session's opening by as much. A prompt waits for it (controller.ts);
+  // a reply before it is there shows as plain text and loads it.
+  const onSession = (id: string) => {
+    sessionId = id;
+    setImmediate(() => void preloadMarkdown());
+  };
   const instance = render(
-    <Root
-      options={{ ...options, exit: () => exit(), onSession: (id) => (sessionId = id) }}
-      color={color}
-    />,
+    <Root options={{ ...options, exit: () => exit(), onSession }} color={color} />,
     {
       exitOnCtrlC: false,
       patchConsole: false,
     },
   );
   exit = () => instance.unmount();
-  // After the first frame: the markdown renderer is the heaviest module of the UI.
-  setImmediate(() => void preloadMarkdown());
   await instance.waitUntilExit();
   return sessionId;
 };
