@@ -98,7 +98,7 @@ const bench: Bench = async () => {
         baselineName: 'bundled 1-line Ink render',
         unit: 'ms',
         ratio: a / b,
-        goal: `<= floor + 50 ms (now +${Math.round(a - b)} ms)`,
+        goal: `<= floor + 50 ms (now ${a >= b ? '+' : '-'}${Math.round(Math.abs(a - b))} ms)`,
       },
     ];
   } finally {

@@ -63,6 +63,11 @@ describe('interactive session in a real terminal (tmux)', () => {
     // The markdown renderer (~100 ms of this thread) loads once the session is open, not before.
     const steps = timelineSteps(timeline);
     expect(steps).toContain('session opened');
+    // The daemon connection is made once the first frame is drawn, not while its code loads.
+    expect(steps.indexOf('first frame drawn')).toBeGreaterThan(steps.indexOf('app code loaded'));
+    expect(steps.indexOf('daemon connection begun')).toBeGreaterThan(
+      steps.indexOf('first frame drawn'),
+    );
     expect(steps.indexOf('markdown loaded')).toBeGreaterThan(steps.indexOf('session opened'));
     expect(answered).toMatch(
       /✓ toggle-simulated-logging \(everything\) · \d+ms\n {2}⎿ Started simulated, random-leveled logging.*…\n/,

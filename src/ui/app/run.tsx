@@ -1,4 +1,5 @@
 import { render } from 'ink';
+import { mark } from '../../workers/shared/timeline.ts';
 import { preloadMarkdown } from './markdown.ts';
 import { App } from './app.tsx';
 import { useDaemon, type DaemonOptions } from './hooks/use-daemon.ts';
@@ -36,6 +37,8 @@ export const runApp = async (options: Omit<DaemonOptions, 'exit'>): Promise<stri
       patchConsole: false,
     },
   );
+  // Ink drew the first frame within render(): React commits the first tree synchronously.
+  mark('first frame drawn');
   exit = () => instance.unmount();
   await instance.waitUntilExit();
   return sessionId;

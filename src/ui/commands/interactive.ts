@@ -12,26 +12,35 @@ export interface InteractiveOptions extends GlobalOptions {
 
 /**
  * `niffler` on a terminal: the interactive session (Ink). Ink and React load only here; the first
- * frame draws while the daemon connection is still being made, and before MCP servers are ready.
+ * frame draws before the daemon connection is made, and before MCP servers are ready.
  */
 export const interactive = async (options: InteractiveOptions): Promise<void> => {
   // chalk (under Ink and marked-terminal) reads FORCE_COLOR when it loads; it ignores NO_COLOR.
   if (process.env['NO_COLOR']) process.env['FORCE_COLOR'] = '0';
-  const app = import('../app/run.tsx');
-  const engine = openEngine(options);
-  void engine.then(() => mark('daemon connected'), () => {});
-  // Both are awaited below; a failure is reported there, not as an unhandled rejection.
-  app.catch(() => {});
-  engine.catch(() => {});
   const [{ runApp }, { deferClient }] = await Promise.all([
-    app,
+    import('../app/run.tsx'),
     import('../app/deferred-client.ts'),
   ]);
   mark('app code loaded');
+  // The daemon connection is made once the first frame is drawn (runApp draws it before it
+  // returns). Made while the app's code loaded, its own code's loading held that back, ~45 ms of
+  // the first frame, for a session no sooner open: a daemon that was not running was started by
+  // the bin already (startDaemonEarly), and the session waits on the daemon, not on this.
+  let drawn: () => void = () => {};
+  const engine = new Promise<void>((resolve) => (drawn = resolve)).then(() => {
+    mark('daemon connection begun');
+    return openEngine(options);
+  });
+  void engine.then(
+    () => mark('daemon connected'),
+    () => {},
+  );
+  // Awaited below; a failure is reported there, not as an unhandled rejection.
+  engine.catch(() => {});
   const { root, searched } = findWorkspace(options.cwd ?? process.cwd());
   let sessionId: string;
   try {
-    sessionId = await runApp({
+    const running = runApp({
       client: deferClient(engine.then((e) => e.client)),
       root,
       cwd: searched[0] ?? root,
@@ -44,7 +53,10 @@ export const interactive = async (options: InteractiveOptions): Promise<void> =>
       ...(options.agent ? { agent: options.agent } : {}),
       ...(options.yes ? { yes: true } : {}),
     });
+    drawn();
+    sessionId = await running;
   } finally {
+    drawn();
     await (await engine.catch(() => null))?.close();
   }
   if (sessionId) info(`session ${sessionId} · resume it with niffler -r ${sessionId}`);
