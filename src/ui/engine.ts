@@ -13,7 +13,10 @@ interface OpenEngine {
  * Connects to the engine of this workspace: the warm daemon (started when absent), or an
  * in-process engine with `--no-daemon` (and with `--set`, which the shared daemon cannot take).
  */
-export const openEngine = async (options: GlobalOptions): Promise<OpenEngine> => {
+export const openEngine = async (
+  options: GlobalOptions,
+  onStarting: () => void = announceDaemonStart,
+): Promise<OpenEngine> => {
   const { root } = findWorkspace(options.cwd ?? process.cwd());
   if (options.daemon === false || (options.set?.length ?? 0) > 0) {
     const [{ startInProcess }, { flagOverrides }] = await Promise.all([
@@ -27,7 +30,7 @@ export const openEngine = async (options: GlobalOptions): Promise<OpenEngine> =>
   const client = await connectDaemon({
     root,
     client: process.argv.slice(2).join(' '),
-    onStarting: announceDaemonStart,
+    onStarting,
   });
   return { client, close: async () => client.close() };
 };

@@ -42,6 +42,10 @@ describe('interactive session in a real terminal (tmux)', () => {
     const first = await term.waitFor(idle);
     expect(first).toContain('/help for commands');
     expect(first).toMatch(/repo \| fake \| MCP 1\/1 \| 0 in \/ 0 out/);
+    // No daemon ran: the bin started one, which is said once, above the session's frame.
+    const said = first.split('starting the niffler daemon for this repository');
+    expect(said).toHaveLength(2);
+    expect(said[1]).toContain('/help for commands');
 
     // A prompt whose tool call needs approval (not read-only), approved once, then the answer.
     llm.queue(

@@ -131,6 +131,10 @@ export const startDaemonEarly = (root: string, env: Env = process.env): void => 
   }
 };
 
+/** Whether `startDaemonEarly` began a start for `root` that no one has taken yet. */
+export const startedEarly = (root: string): boolean =>
+  (globalThis as Record<symbol, EarlyStart | undefined>)[EARLY]?.root === root;
+
 /** The start `startDaemonEarly` began for `root`, once (undefined when none was). */
 export const takeEarlyStart = (root: string): Promise<Started> | undefined => {
   const holder = globalThis as Record<symbol, EarlyStart | undefined>;

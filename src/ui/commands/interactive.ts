@@ -1,7 +1,8 @@
 import type { GlobalOptions } from '../context.ts';
 import { openEngine } from '../engine.ts';
 import { findWorkspace } from '../../main/paths.ts';
-import { info } from '../render/output.ts';
+import { announceDaemonStart, info } from '../render/output.ts';
+import { startedEarly } from '../../main/daemon/spawn.ts';
 import { mark } from '../../workers/shared/timeline.ts';
 
 export interface InteractiveOptions extends GlobalOptions {
@@ -22,14 +23,18 @@ export const interactive = async (options: InteractiveOptions): Promise<void> =>
     import('../app/deferred-client.ts'),
   ]);
   mark('app code loaded');
+  const { root, searched } = findWorkspace(options.cwd ?? process.cwd());
   // The daemon connection is made once the first frame is drawn (runApp draws it before it
   // returns). Made while the app's code loaded, its own code's loading held that back, ~45 ms of
   // the first frame, for a session no sooner open: a daemon that was not running was started by
-  // the bin already (startDaemonEarly), and the session waits on the daemon, not on this.
+  // the bin already (startDaemonEarly), and the session waits on the daemon, not on this. That
+  // start is told above the session's frame, before it is drawn; once Ink draws, nothing else
+  // may write to the terminal (a daemon started later shows as the status line's wait).
+  if (startedEarly(root)) announceDaemonStart();
   let drawn: () => void = () => {};
   const engine = new Promise<void>((resolve) => (drawn = resolve)).then(() => {
     mark('daemon connection begun');
-    return openEngine(options);
+    return openEngine(options, () => {});
   });
   void engine.then(
     () => mark('daemon connected'),
@@ -37,7 +42,6 @@ export const interactive = async (options: InteractiveOptions): Promise<void> =>
   );
   // Awaited below; a failure is reported there, not as an unhandled rejection.
   engine.catch(() => {});
-  const { root, searched } = findWorkspace(options.cwd ?? process.cwd());
   let sessionId: string;
   try {
     const running = runApp({
