@@ -1,4 +1,4 @@
-import { build, type BuildOptions, type Metafile } from 'esbuild';
+import type { BuildOptions, Metafile } from 'esbuild';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -11,6 +11,7 @@ import {
 } from '../../scripts/build-options.mjs';
 import { CLI } from './cli.ts';
 import { startTerminal } from './tui-terminal.ts';
+import { metafileOf } from '../fixtures/metafile.ts';
 import { timelineSteps } from './timeline.ts';
 import { makeE2eWorkspace, serverBin } from './workspace.ts';
 
@@ -116,8 +117,7 @@ describe('interactive session in a real terminal (tmux)', () => {
 
 /** What esbuild would write for `options`, as its metafile's outputs, without writing it. */
 const outputsOf = async (options: BuildOptions): Promise<Metafile['outputs']> =>
-  (await build({ ...options, write: false, metafile: true, sourcemap: false, logLevel: 'silent' }))
-    .metafile.outputs;
+  (await metafileOf(options)).outputs;
 
 describe('bundle', () => {
   it('loads Ink and React only on the interactive path (niffler mcp status never does)', async () => {
@@ -151,13 +151,9 @@ describe('bundle', () => {
   });
 
   it("measures Ink's text with src/ui/render/string-width.ts, the one importer of string-width itself", async () => {
-    const { metafile } = await build({
-      ...buildOptions({ main: 'src/ui/main.ts' }, path.join('dist', '.metafile-probe')),
-      write: false,
-      metafile: true,
-      sourcemap: false,
-      logLevel: 'silent',
-    });
+    const metafile = await metafileOf(
+      buildOptions({ main: 'src/ui/main.ts' }, path.join('dist', '.metafile-probe')),
+    );
     const importersOf = (target: string) =>
       Object.entries(metafile.inputs)
         .filter(([, input]) => input.imports.some((i) => i.path === target))

@@ -1,19 +1,15 @@
 import path from 'node:path';
-import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { buildOptions } from '../../../scripts/build-options.mjs';
+import { metafileOf } from '../../fixtures/metafile.ts';
 
 // A cold daemon runs engine/boot.ts (read the config, spawn the servers) before it loads the rest
 // of the engine: whatever boot.ts imports statically is on the way to the servers' spawn.
 describe("the daemon's boot (engine/boot.ts), bundled as dist/ is", () => {
   it('loads the config and its readers, not the engine, the tools or a model or MCP library', async () => {
-    const { metafile } = await build({
+    const metafile = await metafileOf({
       ...buildOptions({ boot: 'src/main/engine/boot.ts' }, path.join('dist', '.metafile-probe')),
       splitting: false,
-      write: false,
-      metafile: true,
-      sourcemap: false,
-      logLevel: 'silent',
     });
     const seen = new Set<string>();
     const visit = (file: string): void => {
