@@ -139,6 +139,27 @@ const useHistoryRecall = (
   return { recall, reset: () => setHistoryIndex(null) };
 };
 
+/** The editor with `choice` (Tab's, the first suggestion) in place of the token it completes. */
+const completed = (editor: ed.EditorState, choice: string): ed.EditorState =>
+  choice.startsWith('/')
+    ? ed.editorOf(`${choice} `)
+    : ed.replaceToken(editor, choice.endsWith('/') ? choice : `${choice} `);
+
+/**
+ * The input box's editor: as last rendered, and as the last key left it (`latest`), which is what
+ * a key acts on. Keys read in one go (typed ahead while this thread was busy, or sent together by
+ * the terminal) are handled before the next render: each must see the one before it.
+ */
+const useEditorState = () => {
+  const [editor, setEditorState] = useState(ed.emptyEditor);
+  const latest = useRef(editor);
+  const setEditor = (next: ed.EditorState) => {
+    latest.current = next;
+    setEditorState(next);
+  };
+  return { editor, latest, setEditor };
+};
+
 /** Keys of the input box: editing, history, completion, Enter to send. */
 export const useComposerKeys = (
   actions: Controller,
@@ -148,13 +169,17 @@ export const useComposerKeys = (
   custom: readonly CommandInfo[] = [],
   skills: readonly SkillInfo[] = [],
 ) => {
-  const [editor, setEditor] = useState(ed.emptyEditor);
+  const { editor, latest, setEditor } = useEditorState();
   const history = useHistoryRecall(actions, editor, setEditor);
   const remote = useArgumentCompletion(actions, editor, offers);
   const suggestions = useMemo(
     () => suggestionsFor(editor, root, offers, remote, custom, skills),
     [editor, root, offers, remote, custom, skills],
   );
+  const suggestionsNow = (current: ed.EditorState) =>
+    current === editor
+      ? suggestions
+      : suggestionsFor(current, root, offers, remote, custom, skills);
 
   const send = (text: string) => {
     setEditor(ed.emptyEditor);
@@ -164,23 +189,19 @@ export const useComposerKeys = (
 
   useInput(
     (input, key) => {
+      const editor = latest.current;
       if (key.return) {
         if (key.shift || key.meta) return setEditor(ed.insert(editor, '\n'));
         if (editor.text.slice(0, editor.cursor).endsWith('\\'))
           return setEditor(ed.insert(ed.backspace(editor), '\n'));
-        if (suggestions[0]?.startsWith('/')) return send(suggestions[0]);
+        const [first] = suggestionsNow(editor);
+        if (first?.startsWith('/')) return send(first);
         if (editor.text.trim()) send(editor.text);
         return;
       }
       if (key.tab && key.shift) return void actions.cycleAgent();
-      if (key.tab && suggestions[0]) {
-        const choice = suggestions[0];
-        return setEditor(
-          choice.startsWith('/')
-            ? ed.editorOf(`${choice} `)
-            : ed.replaceToken(editor, choice.endsWith('/') ? choice : `${choice} `),
-        );
-      }
+      const choice = key.tab ? suggestionsNow(editor)[0] : undefined;
+      if (choice) return setEditor(completed(editor, choice));
       if (key.upArrow)
         return ed.isOnFirstLine(editor) ? history.recall(-1) : setEditor(ed.moveLine(editor, -1));
       if (key.downArrow)
