@@ -161,11 +161,20 @@ const orphanedRecords = async (dir: string): Promise<{ file: string; record: Gro
 export const reapGroups = async (dir: string): Promise<GroupRecord[]> => {
   const orphans = await orphanedRecords(dir);
   if (orphans.length === 0) return [];
-  const running = await runningGroups();
-  const reaped = orphans.filter(({ record }) => {
-    const leaderStart = processStartTime(record.pid);
+  // A leader that runs, the very process recorded, says its group runs: `/proc` is read whole
+  // (a few hundred files) only when some leader has gone and its group may live on without it.
+  const leaders = orphans.map(({ record }) => statFieldsNow(record.pid));
+  const leaderRuns = (fields: string[] | null, { start }: GroupRecord) =>
+    fields !== null && fields[0] !== 'Z' && start !== null && fields[19] === start;
+  const running = orphans.every(({ record }, i) => leaderRuns(leaders[i] ?? null, record))
+    ? null
+    : await runningGroups();
+  const reaped = orphans.filter(({ record }, i) => {
+    const leaderStart = leaders[i]?.[19] ?? null;
     const isOurs = leaderStart === null || record.start === null || leaderStart === record.start;
-    const isRunning = running ? running.has(record.pid) : killGroup(record.pid, 0);
+    const isRunning =
+      leaderRuns(leaders[i] ?? null, record) ||
+      (running ? running.has(record.pid) : killGroup(record.pid, 0));
     return isOurs && isRunning && killGroup(record.pid, 'SIGKILL');
   });
   await Promise.all(reaped.map(({ record }) => waitGroupGone(record.pid)));

@@ -61,6 +61,29 @@ describe('reaping the servers a killed daemon left', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it('ends a group whose leader has exited while a child of it runs on (found in /proc)', async () => {
+    const dir = tempDir();
+    // The leader spawns a child in its group, says so, and exits.
+    const leader = spawn(
+      process.execPath,
+      [
+        '-e',
+        "require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e6)'], { stdio: 'ignore' }).unref(); process.stdout.write('spawned\\n')",
+      ],
+      { detached: true, stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    const pid = leader.pid!;
+    onTestFinished(() => void killGroup(pid, 'SIGKILL'));
+    const start = processStartTime(pid);
+    await once(leader.stdout!, 'data');
+    await once(leader, 'exit');
+    recordGroup(dir, { pid, start, label: 'leaderless', owner: await goneOwner() });
+    expect(await isGroupRunning(pid)).toBe(true);
+    expect(await reapGroups(dir)).toMatchObject([{ pid, label: 'leaderless' }]);
+    expect(await isGroupRunning(pid)).toBe(false);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('never hits a reused pid (another start time), nor the groups of an owner still running', async () => {
     const dir = tempDir();
     const reused = await startGroup();
