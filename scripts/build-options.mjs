@@ -165,7 +165,7 @@ export const launcherBuildOptions = (outdir, fastBuild = '', configBuild = '') =
 
 /**
  * esbuild options for `dist/fast.cjs`, the fast path of the hot listings (`src/ui/fast.ts`): one
- * file, loaded by the launcher through a code cache (see src/ui/code-cache.ts).
+ * file, loaded by the launcher through a code cache (see src/main/code-cache.ts).
  */
 export const fastBuildOptions = (outdir) => commonJsOptions({ fast: 'src/ui/fast.ts' }, outdir);
 

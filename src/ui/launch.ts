@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDaemonEarly } from '../main/daemon/spawn.ts';
 import { absolutizePathVariables, findWorkspace, homeProblem, nifflerHome } from '../main/paths.ts';
-import { requireWithCodeCache } from './code-cache.ts';
+import { requireWithCodeCache } from '../main/code-cache.ts';
 import { exitCode } from './exit-code.ts';
 import { mark } from '../workers/shared/timeline.ts';
 import type * as ConfigCommands from './config-fast.ts';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { copyBuild, niffler } from './cli.ts';
 import { makeE2eWorkspace } from './workspace.ts';
 
-// The bin loads dist/fast.cjs through a V8 code cache it writes after a run (src/ui/code-cache.ts).
+// The bin loads dist/fast.cjs through a V8 code cache it writes after a run (src/main/code-cache.ts).
 // `niffler daemon status --json` in a workspace with no daemon takes that path and never starts one.
 describe('the code cache of the fast path', () => {
   it('is written once, reused, and never serves code of a bundle that changed', async () => {

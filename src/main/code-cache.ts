@@ -2,7 +2,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, type Stats } f
 import Module, { createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
-import { shortHash } from '../main/paths.ts';
+import { shortHash } from './paths.ts';
 import { writeAtomicSync } from '../workers/shared/atomic.ts';
 
 /**
