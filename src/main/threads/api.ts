@@ -117,7 +117,11 @@ const modelKey = (model: ModelSpec): string => `${model.provider} ${model.baseUr
 
 interface ApiHostOptions {
   log?: Logger;
-  /** Called once, when the first request has been handed to the worker. */
+  /**
+   * Called once, when the worker has taken the first request and sends it: not when it was
+   * posted, as a worker still loading its model's client takes a posted request only once done
+   * (what waits for the request then goes with it, rather than before it).
+   */
   onFirstRequest?: () => void;
   /** A worker started already (a cold daemon's, daemon/early-workers.ts): the first one used. */
   booted?: BootedWorker;
@@ -186,9 +190,6 @@ export class ApiHost {
     let finished = false;
     try {
       this.#post({ type: 'stream', id, request: this.#withMemory(request) });
-      const first = this.#onFirstRequest;
-      this.#onFirstRequest = undefined;
-      first?.();
       for (;;) {
         arm();
         const event = await queue.next();
@@ -207,7 +208,16 @@ export class ApiHost {
       this.#streams.delete(id);
       if (!finished) this.#post({ type: 'cancel', id });
       if (this.#streams.size === 0) this.#worker?.unref();
+      // A first request the worker never took (it died first) holds nothing back either.
+      this.#firstRequestTaken();
     }
+  }
+
+  /** Calls `onFirstRequest`, once. */
+  #firstRequestTaken(): void {
+    const first = this.#onFirstRequest;
+    this.#onFirstRequest = undefined;
+    first?.();
   }
 
   /**
@@ -311,6 +321,9 @@ export class ApiHost {
       case 'ready':
         this.#ready = true;
         mark('API worker ready');
+        break;
+      case 'taken':
+        this.#firstRequestTaken();
         break;
       case 'event':
         this.#streams.get(message.id)?.push(message.event);

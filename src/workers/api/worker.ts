@@ -24,6 +24,7 @@ port.on('message', (message: ApiRequest) => {
   switch (message.type) {
     case 'stream': {
       mark('request sent to the API worker');
+      post({ type: 'taken', id: message.id });
       const controller = new AbortController();
       active.set(message.id, controller);
       void runStream(

@@ -179,6 +179,8 @@ export type ApiRequest =
 /** API worker → main. */
 export type ApiEvent =
   | { type: 'ready' }
+  /** The worker took stream `id` and is sending it (ApiHostOptions.onFirstRequest). */
+  | { type: 'taken'; id: number }
   | { type: 'event'; id: number; event: LlmEvent }
   | {
       type: 'log';
