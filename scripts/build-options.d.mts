@@ -14,6 +14,10 @@ export declare const configBuildOptions: (
 
 export declare const zodBuildOptions: (outdir: string) => BuildOptions;
 
+export declare const daemonBodyBuildOptions: (outdir: string) => BuildOptions;
+
+export declare const daemonBuildOptions: (outdir: string, bodyBuild?: string) => BuildOptions;
+
 export declare const launcherBuildOptions: (
   outdir: string,
   fastBuild?: string,

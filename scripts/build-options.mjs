@@ -164,6 +164,37 @@ export const launcherBuildOptions = (outdir, fastBuild = '', configBuild = '') =
 };
 
 /**
+ * esbuild options for `dist/daemon-body.cjs`, the daemon's main thread after its entry
+ * (src/main/daemon/body.ts): one file, loaded by the entry through a code cache.
+ */
+export const daemonBodyBuildOptions = (outdir) =>
+  commonJsOptions({ 'daemon-body': 'src/main/daemon/body.ts' }, outdir);
+
+/** The daemon entry's import of its body stays an import: `./body.ts` is dist/daemon-body.cjs. */
+const daemonBodyExternal = {
+  name: 'daemon-body-external',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/body\.ts$/ }, () => ({
+      path: './daemon-body.cjs',
+      external: true,
+    }));
+  },
+};
+
+/**
+ * esbuild options for `dist/daemon.cjs`, the daemon process's entry (src/main/daemon/main.ts),
+ * given the digest of dist/daemon-body.cjs for its code cache's key.
+ */
+export const daemonBuildOptions = (outdir, bodyBuild = '') => {
+  const options = commonJsOptions({ daemon: 'src/main/daemon/main.ts' }, outdir);
+  return {
+    ...options,
+    define: { ...options.define, __NIFFLER_DAEMON_BUILD__: JSON.stringify(bodyBuild) },
+    plugins: [daemonBodyExternal],
+  };
+};
+
+/**
  * esbuild options for `dist/fast.cjs`, the fast path of the hot listings (`src/ui/fast.ts`): one
  * file, loaded by the launcher through a code cache (see src/main/code-cache.ts).
  */

@@ -7,6 +7,8 @@ import { existsSync } from 'node:fs';
 import {
   buildOptions,
   configBuildOptions,
+  daemonBodyBuildOptions,
+  daemonBuildOptions,
   fastBuildOptions,
   launcherBuildOptions,
   zodBuildOptions,
@@ -14,7 +16,6 @@ import {
 
 const entries = {
   main: 'src/ui/main.ts',
-  daemon: 'src/main/daemon/main.ts',
   'workers/mcp': 'src/workers/mcp/worker.ts',
   'workers/api': 'src/workers/api/worker.ts',
   'workers/tools': 'src/workers/tools/worker.ts',
@@ -30,6 +31,7 @@ await build(buildOptions(entryPoints, 'dist'));
 await build(fastBuildOptions('dist'));
 await build(configBuildOptions('dist'));
 await build(zodBuildOptions('dist'));
+await build(daemonBodyBuildOptions('dist'));
 const digest = async (file) =>
   createHash('sha256')
     .update(await readFile(file))
@@ -38,4 +40,5 @@ const digest = async (file) =>
 await build(
   launcherBuildOptions('dist', await digest('dist/fast.cjs'), await digest('dist/config.cjs')),
 );
+await build(daemonBuildOptions('dist', await digest('dist/daemon-body.cjs')));
 await chmod('dist/cli.cjs', 0o755);

@@ -45,7 +45,16 @@ const BIG_EXCEPTIONS = {
 // own and src/workers; never one above. (src/ui above src/main above src/workers is ESLint's.)
 // Top-level files are named by file, folders by name.
 const LAYERS = [
-  ['errors.ts', 'paths.ts', 'log.ts', 'version.ts', 'name-glob.ts', 'protocol.ts', 'debounce.ts'], // shared
+  [
+    'errors.ts',
+    'paths.ts',
+    'log.ts',
+    'version.ts',
+    'name-glob.ts',
+    'protocol.ts',
+    'debounce.ts',
+    'code-cache.ts',
+  ], // shared
   ['config'], // reading and checking .niffler/config.yaml and the home config
   ['trust'], // what a repository may contribute, and the effective policy
   ['threads'], // the engine's handles on its worker threads and pool

@@ -28,6 +28,27 @@ export const requireWithCodeCache = <T>(
   build = '',
   options: CodeCacheOptions<T> = {},
 ): T => {
+  const { exports, saveCache } = loadWithCodeCache<T>(file, cacheDir, build);
+  // Only once the bundle has loaded: a broken one has nothing to cache, nor a `typicalRun` to ask.
+  process.once('exit', () => {
+    if (options.typicalRun?.(exports) ?? true) saveCache();
+  });
+  return exports;
+};
+
+/** A bundle loaded through a code cache, and the way to write the cache when it is time. */
+export interface CodeCached<T> {
+  exports: T;
+  /**
+   * Writes the cache from what has been compiled so far, when the cache was missing or rejected
+   * (once; nothing otherwise). Called when the run has done what later runs do too: at exit for a
+   * command, once warm for the daemon.
+   */
+  saveCache: () => void;
+}
+
+/** `requireWithCodeCache`, with the writing of the cache left to the caller (`saveCache`). */
+export const loadWithCodeCache = <T>(file: string, cacheDir: string, build = ''): CodeCached<T> => {
   // The key and the source from one open file: a bundle replaced meanwhile cannot pair them wrong.
   const fd = openSync(file, 'r');
   let source: string, stat: Stats;
@@ -54,12 +75,14 @@ export const requireWithCodeCache = <T>(
     file,
     path.dirname(file),
   );
-  // Only once the bundle has loaded: a broken one has nothing to cache, nor a `typicalRun` to ask.
-  if (!cached || script.cachedDataRejected)
-    process.once('exit', () => {
-      if (options.typicalRun?.(module.exports) ?? true) writeCache(cacheFile, key, script);
-    });
-  return module.exports;
+  let due = !cached || script.cachedDataRejected === true;
+  return {
+    exports: module.exports,
+    saveCache: () => {
+      if (due) writeCache(cacheFile, key, script);
+      due = false;
+    },
+  };
 };
 
 interface CodeCacheOptions<T> {

@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { waitUntil } from '../../src/main/daemon/lifecycle.ts';
+import { nifflerPaths } from '../../src/main/paths.ts';
 import { copyBuild, niffler } from './cli.ts';
 import { makeE2eWorkspace } from './workspace.ts';
 
@@ -68,11 +70,64 @@ describe('the code cache of the fast path', () => {
     };
     // The first run starts the daemon, through code no warm run calls (the JSON-RPC library, the
     // start-up lock, spawning): a cache made from it would be loaded, whole, by every later run.
+    // (The daemon's own bundle has its own cache there: see below.)
+    const fastCaches = () =>
+      (existsSync(cacheDir) ? readdirSync(cacheDir) : []).filter((n) => n.startsWith('fast.'));
     await status();
-    expect(existsSync(cacheDir) ? readdirSync(cacheDir) : []).toEqual([]);
+    expect(fastCaches()).toEqual([]);
     await status();
-    const [cacheName, ...others] = readdirSync(cacheDir);
+    const [cacheName, ...others] = fastCaches();
     expect(others).toEqual([]);
     expect(cacheName).toMatch(/^fast\.cjs-[0-9a-f]{12}\.bin$/);
+  });
+});
+
+// The daemon loads dist/daemon-body.cjs through the same kind of cache (src/main/daemon/main.ts),
+// written once the daemon has warmed (its start and first answers compiled), not at exit: a daemon
+// is stopped by kill -9 as often as not.
+describe("the code cache of the daemon's bundle", () => {
+  it('is written once the daemon is warm, reused by the next daemon, and made again for a changed bundle', async () => {
+    const ws = makeE2eWorkspace();
+    const bin = copyBuild('niffler-e2e-daemon-code-cache');
+    const run = (args: string[]) => niffler(args, { cwd: ws.repo, env: ws.env, bin });
+    const cacheDir = path.join(ws.home, 'cache', 'code');
+    const cacheFiles = () =>
+      (existsSync(cacheDir) ? readdirSync(cacheDir) : []).filter((n) => n.startsWith('daemon-'));
+    const logFile = nifflerPaths(ws.repo, ws.env).daemonLog;
+    // `warmed;` (daemon/settle.ts) follows the daemon's warming, when the cache is written.
+    const warmedDaemons = () =>
+      existsSync(logFile) ? readFileSync(logFile, 'utf8').split('"msg":"warmed;').length - 1 : 0;
+    const startAndWarm = async (times: number) => {
+      const status = await run(['mcp', 'status', '--json']);
+      expect(status.stderr).toBe('');
+      expect(JSON.parse(status.stdout)).toMatchObject({ servers: [] });
+      expect(await waitUntil(() => warmedDaemons() === times, 30_000)).toBe(true);
+    };
+
+    await startAndWarm(1);
+    const [cacheName, ...others] = cacheFiles();
+    expect(others).toEqual([]);
+    expect(cacheName).toMatch(/^daemon-body\.cjs-[0-9a-f]{12}\.bin$/);
+    const cacheFile = path.join(cacheDir, cacheName!);
+    expect(statSync(cacheFile).mode & 0o777).toBe(0o600);
+    const written = readFileSync(cacheFile);
+    expect(written.toString('utf8', 0, written.indexOf(10))).toMatch(
+      new RegExp(`^${process.version.replaceAll('.', '\\.')} [0-9a-f]{16} \\d+ \\d+ [\\d.]+$`),
+    );
+    expect(written.length).toBeGreaterThan(100_000);
+
+    // The next daemon takes it as it is: not written again.
+    expect((await run(['daemon', 'stop'])).exitCode).toBe(0);
+    await startAndWarm(2);
+    expect(readFileSync(cacheFile).equals(written)).toBe(true);
+
+    // A changed bundle misses, serves, and writes its own.
+    expect((await run(['daemon', 'stop'])).exitCode).toBe(0);
+    const body = path.join(path.dirname(bin), 'daemon-body.cjs');
+    writeFileSync(body, `${readFileSync(body, 'utf8')}\n// changed\n`);
+    await startAndWarm(3);
+    expect(cacheFiles()).toEqual([cacheName]);
+    expect(readFileSync(cacheFile).equals(written)).toBe(false);
+    expect((await run(['daemon', 'stop'])).exitCode).toBe(0);
   });
 });

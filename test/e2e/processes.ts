@@ -20,9 +20,9 @@ export const processesWith = (text: string): RunningProcess[] =>
       }
     });
 
-/** The daemons running for the workspace `root` (`daemon.js --root ROOT`). */
+/** The daemons running for the workspace `root` (`daemon.cjs --root ROOT`). */
 export const daemonsOf = (root: string): RunningProcess[] =>
-  processesWith(`--root ${root}`).filter((p) => /daemon\.(js|ts) --root/.test(p.cmd));
+  processesWith(`--root ${root}`).filter((p) => /daemon\.(cjs|js|ts) --root/.test(p.cmd));
 
 /** Kills (SIGKILL) every process whose command line contains `marker`: a test's last resort. */
 export const killAllWith = (marker: string): void => {

@@ -1,7 +1,7 @@
 import { startWorker, type BootedWorker } from '../threads/entry.ts';
 import { mark } from '../../workers/shared/timeline.ts';
 
-// A cold daemon's first step, before it loads its own code (daemon/main.ts): the worker threads a
+// A cold daemon's first step, before it loads its own code (daemon/body.ts): the worker threads a
 // first request needs start now, each booting its isolate and loading its code on a core of its
 // own while this thread loads the engine's and reads the config. The MCP worker waits for its
 // data (McpHost.start); the API worker, started only for a prompt, for the model to warm.

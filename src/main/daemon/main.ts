@@ -1,54 +1,67 @@
 import path from 'node:path';
-import { enableCompileCache, flushCompileCache } from '../../workers/shared/compile-cache.ts';
+import { fileURLToPath } from 'node:url';
 import { homeProblem, nifflerHome } from '../paths.ts';
 import { mark } from '../../workers/shared/timeline.ts';
+import type * as Body from './body.ts';
 
 mark('daemon process started', true);
 
-// The daemon process entry (dist/daemon.js): `node dist/daemon.js --root DIR`. Started detached by
-// a front-end; says `ready` on stdout (when it is a pipe) once its socket accepts connections, or
-// `busy PID` when another daemon runs for the workspace (then it exits at once).
-// MALLOC_ARENA_MAX was read by the allocator as the process started; set by the front-end for
-// the daemon alone (see daemonEnv in lifecycle.ts), it is not passed on to tools and servers.
-if (process.env['NIFFLER_DAEMON_ARENA'] === '1') {
-  delete process.env['MALLOC_ARENA_MAX'];
-  delete process.env['NIFFLER_DAEMON_ARENA'];
-}
-const rootIndex = process.argv.indexOf('--root');
-const root = rootIndex > 0 ? process.argv[rootIndex + 1] : undefined;
-if (!root) {
-  process.stderr.write('usage: daemon.js --root DIR\n');
-  process.exit(2);
-}
-const problem = homeProblem();
-if (problem) {
-  process.stderr.write(`niffler daemon: ${problem}\n`);
-  process.exit(1);
-}
-// The rest of the daemon (and its workers, given the same directory) loads through Node's compile
-// cache, in $NIFFLER_HOME like the front-end's: a cold start parses and compiles less.
-enableCompileCache(path.join(nifflerHome(), 'cache', 'compile'));
-const forPrompt = process.argv.includes('--for-prompt');
-try {
-  // The workers boot on the other core while this thread loads the daemon's code.
-  const booted = (await import('./early-workers.ts')).bootWorkers(forPrompt);
-  const { runDaemon } = await import('./server.ts');
-  mark('daemon code loaded');
-  await runDaemon({
-    root: path.resolve(root),
-    startedAt: Math.round(performance.timeOrigin),
-    promptSoon: forPrompt,
-    booted,
-    onListening: () => {
-      if (!process.stdout.isTTY) process.stdout.write('ready\n');
-      flushCompileCache();
-    },
-    onBusy: (holder) => {
-      if (!process.stdout.isTTY) process.stdout.write(`busy ${holder ?? '?'}\n`);
-    },
+// The daemon process entry (dist/daemon.cjs): `node dist/daemon.cjs --root DIR`. Started detached
+// by a front-end; says `ready` on stdout (when it is a pipe) once its socket accepts connections,
+// or `busy PID` when another daemon runs for the workspace (then it exits at once).
+//
+// In a build, the rest is one CommonJS bundle (dist/daemon-body.cjs) loaded through a V8 code cache
+// written once the daemon is warm (code-cache.ts): Node's ES module loader, resolving and linking a
+// few dozen chunks and building the namespaces of `node:` modules (node:crypto's loads WebCrypto),
+// and compiling again on every start each function a start calls (Node's compile cache keeps code
+// as compiled before it runs), took ~40 ms more of the main thread, on a cold start's critical
+// path (bench/daemon-recovery.bench.ts, bench/cold-start.bench.ts).
+
+/** Set by the build: the digest of dist/daemon-body.cjs, part of its code cache's key. */
+declare const __NIFFLER_DAEMON_BUILD__: string | undefined;
+
+const fromSource = import.meta.url.endsWith('.ts');
+
+/** The body: its module in dev and tests (through tsx), the bundle through a code cache in a build. */
+const loadBody = async (): Promise<{ body: typeof Body; saveCodeCache?: () => void }> => {
+  if (fromSource) return { body: await import('./body.ts') };
+  const { loadWithCodeCache } = await import('../code-cache.ts');
+  const { exports, saveCache } = loadWithCodeCache<typeof Body>(
+    fileURLToPath(new URL('./daemon-body.cjs', import.meta.url)),
+    path.join(nifflerHome(), 'cache', 'code'),
+    typeof __NIFFLER_DAEMON_BUILD__ === 'string' ? __NIFFLER_DAEMON_BUILD__ : '',
+  );
+  return { body: exports, saveCodeCache: saveCache };
+};
+
+const start = async (): Promise<void> => {
+  // MALLOC_ARENA_MAX was read by the allocator as the process started; set by the front-end for
+  // the daemon alone (see daemonEnv in spawn.ts), it is not passed on to tools and servers.
+  if (process.env['NIFFLER_DAEMON_ARENA'] === '1') {
+    delete process.env['MALLOC_ARENA_MAX'];
+    delete process.env['NIFFLER_DAEMON_ARENA'];
+  }
+  const rootIndex = process.argv.indexOf('--root');
+  const root = rootIndex > 0 ? process.argv[rootIndex + 1] : undefined;
+  if (!root) {
+    process.stderr.write('usage: daemon.cjs --root DIR\n');
+    process.exit(2);
+  }
+  const problem = homeProblem();
+  if (problem) {
+    process.stderr.write(`niffler daemon: ${problem}\n`);
+    process.exit(1);
+  }
+  const { body, saveCodeCache } = await loadBody();
+  await body.runDaemonProcess({
+    root,
+    forPrompt: process.argv.includes('--for-prompt'),
+    ...(saveCodeCache ? { saveCodeCache } : {}),
   });
-  process.exit(0);
-} catch (error) {
+};
+
+start().catch((error: unknown) => {
+  // Only a broken install gets here (the bundle missing or unreadable).
   process.stderr.write(`niffler daemon failed: ${(error as Error).stack ?? String(error)}\n`);
   process.exit(1);
-}
+});

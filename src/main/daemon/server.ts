@@ -27,6 +27,8 @@ export interface DaemonOptions {
   env?: Env;
   /** Called once the socket accepts connections. */
   onListening?: () => void;
+  /** Called once, when the daemon has warmed (prewarm.ts) after its first answers. */
+  onWarmed?: () => void;
   /**
    * Called instead when another daemon of this workspace holds the lock (pid, null if unknown):
    * this one then returns at once, having started nothing.
@@ -36,7 +38,7 @@ export interface DaemonOptions {
   startedAt?: number;
   /** Started for a prompt (`--for-prompt`): the API worker starts at once (see EngineOptions). */
   promptSoon?: boolean;
-  /** The workers daemon/main.ts started before it loaded this module (early-workers.ts). */
+  /** The workers daemon/body.ts started before it loaded this module (early-workers.ts). */
   booted?: { mcp: BootedMcpWorker; api?: BootedWorker };
 }
 
@@ -249,7 +251,10 @@ const serve = async (
   // Once it answers: the first pruning reads the outputs directory.
   if (!stopping) cleanups.push(pruneOutputsNowAndThen(engine, paths, log));
   quiet.armIdle(engine);
-  engine.warmWhenIdle(() => quiet.warmed(engine));
+  engine.warmWhenIdle(() => {
+    quiet.warmed(engine);
+    options.onWarmed?.();
+  });
   options.onListening?.();
   await untilSignalOr(done, stop);
 };

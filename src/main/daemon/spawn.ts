@@ -22,7 +22,7 @@ const daemonEnv = (env: Env): Env =>
     : { ...env };
 
 /**
- * The daemon entry: `dist/daemon.js` in a build, the TypeScript source in dev and tests (through
+ * The daemon entry: `dist/daemon.cjs` in a build, the TypeScript source in dev and tests (through
  * tsx, named by its resolved path as for the workers: a run from source works from any directory).
  */
 const daemonCommand = async (): Promise<{ file: string; execArgv: string[] }> => {
@@ -31,13 +31,13 @@ const daemonCommand = async (): Promise<{ file: string; execArgv: string[] }> =>
   const { distFile, isSourceRun, workerExecArgv } = await import('../threads/entry.ts');
   return isSourceRun()
     ? { file: fileURLToPath(new URL('./main.ts', import.meta.url)), execArgv: workerExecArgv() }
-    : { file: fileURLToPath(distFile('daemon.js')), execArgv: [] };
+    : { file: fileURLToPath(distFile('daemon.cjs')), execArgv: [] };
 };
 
 /** What starting a daemon came to: it runs, or another daemon holds the workspace's lock. */
 export type Started = 'ready' | { holder: number | null };
 
-/** Spawns `daemon.js` detached; resolves when it says `ready` (or `busy PID`: another runs). */
+/** Spawns the daemon detached; resolves when it says `ready` (or `busy PID`: another runs). */
 export const spawnDaemon = async (
   options: { root: string; env?: Env; forPrompt?: boolean },
   timeoutMs: number,

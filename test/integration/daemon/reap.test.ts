@@ -75,7 +75,7 @@ describe('reaping the servers a killed daemon left', () => {
     const pid = leader.pid!;
     onTestFinished(() => void killGroup(pid, 'SIGKILL'));
     const start = processStartTime(pid);
-    await once(leader.stdout!, 'data');
+    await once(leader.stdout, 'data');
     await once(leader, 'exit');
     recordGroup(dir, { pid, start, label: 'leaderless', owner: await goneOwner() });
     expect(await isGroupRunning(pid)).toBe(true);
