@@ -27,5 +27,8 @@ export declare const launcherBuildOptions: (
 /** Ink's layout engine read without fetch (see build-options.mjs). */
 export declare const yogaWithoutFetch: Plugin;
 
+/** zod's `locales` namespace with English alone (see build-options.mjs). */
+export declare const zodEnglishOnly: Plugin;
+
 /** Ink's `string-width` imports pointed at src/ui/render/string-width.ts (see build-options.mjs). */
 export declare const ownStringWidth: Plugin;

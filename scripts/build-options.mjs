@@ -66,6 +66,33 @@ export const ownStringWidth = {
   },
 };
 
+/**
+ * zod's `locales` namespace (`z.locales`, `z.core.locales`) carries the error messages of every
+ * language zod speaks (~300 KB of the ~600 KB a bundle of zod holds), and `import { z } from 'zod'`
+ * brings all of it. niffler's errors are English, and English is what zod configures itself with
+ * (classic/schemas.js): every thread that loads zod (the daemon's, the MCP, tools and config ones)
+ * kept the source of the others resident. zod's `locales` namespace holds `en` alone here; a test
+ * checks that no other language is bundled (test/unit/build/zod-locales.test.ts).
+ */
+export const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/]/.test(args.importer)
+        ? {
+            path: path.join(path.dirname(args.importer), '..', 'locales', 'en.js'),
+            namespace: 'zod-en',
+          }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+
 /** esbuild options for bundling `entryPoints` into `outdir` with code splitting. */
 export const buildOptions = (entryPoints, outdir) => ({
   entryPoints,
@@ -84,7 +111,7 @@ export const buildOptions = (entryPoints, outdir) => ({
   legalComments: 'linked',
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
-  plugins: [lazyCrypto, yogaWithoutFetch, ownStringWidth],
+  plugins: [lazyCrypto, yogaWithoutFetch, ownStringWidth, zodEnglishOnly],
   // jsonc-parser's main build is UMD, whose require('./impl/…') esbuild cannot follow: its ESM one.
   alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   // React and its reconciler ship development builds behind this check: drop them from the bundle.
