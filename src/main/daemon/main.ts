@@ -14,8 +14,9 @@ mark('daemon process started', true);
 // written once the daemon is warm (code-cache.ts): Node's ES module loader, resolving and linking a
 // few dozen chunks and building the namespaces of `node:` modules (node:crypto's loads WebCrypto),
 // and compiling again on every start each function a start calls (Node's compile cache keeps code
-// as compiled before it runs), took ~40 ms more of the main thread, on a cold start's critical
-// path (bench/daemon-recovery.bench.ts, bench/cold-start.bench.ts).
+// as compiled before it runs), held the main thread on a cold start's critical path while the
+// servers booted on the same cores: kill -9 recovery to a served `mcp status` went 548 -> 355 ms
+// (median, 11 interleaved rounds; bench/daemon-recovery.bench.ts).
 
 /** Set by the build: the digest of dist/daemon-body.cjs, part of its code cache's key. */
 declare const __NIFFLER_DAEMON_BUILD__: string | undefined;
