@@ -130,4 +130,22 @@ describe("the code cache of the daemon's bundle", () => {
     expect(readFileSync(cacheFile).equals(written)).toBe(false);
     expect((await run(['daemon', 'stop'])).exitCode).toBe(0);
   });
+
+  it('is written at the stop of a daemon stopped before it warmed', async () => {
+    const ws = makeE2eWorkspace();
+    // A server that never answers: the daemon's warming waits for its servers (up to 10 s).
+    ws.writeGlobal(
+      `mcpServers:\n  mute:\n    command: ${JSON.stringify(process.execPath)}\n    args: ['-e', 'setInterval(() => {}, 1e6)']\n`,
+    );
+    const cacheDir = path.join(ws.home, 'cache', 'code');
+    const status = await ws.run(['mcp', 'status', '--json']);
+    expect(status.exitCode).toBe(0);
+    expect(
+      existsSync(cacheDir) ? readdirSync(cacheDir).filter((n) => n.startsWith('daemon-')) : [],
+    ).toEqual([]);
+    expect((await ws.run(['daemon', 'stop'])).exitCode).toBe(0);
+    const log = readFileSync(nifflerPaths(ws.repo, ws.env).daemonLog, 'utf8');
+    expect(log).not.toContain('"msg":"warmed;');
+    expect(readdirSync(cacheDir).filter((n) => n.startsWith('daemon-'))).toHaveLength(1);
+  });
 });

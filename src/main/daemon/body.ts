@@ -20,6 +20,7 @@ export const runDaemonProcess = async ({ root, forPrompt, saveCodeCache }: Daemo
   // The workers load their ES modules through Node's compile cache, in $NIFFLER_HOME like the
   // front-end's: a thread gets the directory its starter enabled (see compile-cache.ts).
   enableCompileCache(path.join(nifflerHome(), 'cache', 'compile'));
+  let served = false;
   try {
     // The workers boot on the other core while this thread loads the daemon's code.
     const booted = (await import('./early-workers.ts')).bootWorkers(forPrompt);
@@ -31,15 +32,19 @@ export const runDaemonProcess = async ({ root, forPrompt, saveCodeCache }: Daemo
       promptSoon: forPrompt,
       booted,
       onListening: () => {
+        served = true;
         if (!process.stdout.isTTY) process.stdout.write('ready\n');
         flushCompileCache();
       },
-      // Warm, the bundle has compiled what a start and a first request need: what the cache keeps.
+      // Warm, the bundle has compiled what a start and a first request need: what the cache keeps
+      // (or at a stop that came first: a daemon stopped as soon as asked never warms).
       onWarmed: () => saveCodeCache?.(),
       onBusy: (holder) => {
         if (!process.stdout.isTTY) process.stdout.write(`busy ${holder ?? '?'}\n`);
       },
     });
+    // Not from a daemon that found another one running: it compiled next to nothing.
+    if (served) saveCodeCache?.();
     process.exit(0);
   } catch (error) {
     process.stderr.write(`niffler daemon failed: ${(error as Error).stack ?? String(error)}\n`);
