@@ -138,6 +138,8 @@ describe('the kept catalog of a server (cold start)', () => {
     const spawned = steps.indexOf('first server spawned');
     expect(sent).toBeGreaterThanOrEqual(0);
     expect(spawned).toBeGreaterThan(sent);
+    // Each step once: the booted API worker's `ready` is marked where it was booted alone.
+    expect(steps.filter((step) => step === 'API worker ready')).toHaveLength(1);
   });
 
   it('lets the first request go before the servers are spawned on a first start when MCP tools are deferred (tools.search: always)', async () => {

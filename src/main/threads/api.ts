@@ -298,7 +298,9 @@ export class ApiHost {
     this.#worker = worker;
     this.#ready = booted?.ready ?? false;
     this.#warmed.clear();
-    worker.on('message', (message: ApiEvent) => this.#onMessage(message));
+    // A booted worker's `ready` is marked on the timeline where it was booted (early-workers.ts).
+    const marks = !booted;
+    worker.on('message', (message: ApiEvent) => this.#onMessage(message, marks));
     worker.on('error', (error: Error) =>
       this.#log.error('api worker failed', { error: error.message }),
     );
@@ -316,11 +318,11 @@ export class ApiHost {
     return worker;
   }
 
-  #onMessage(message: ApiEvent): void {
+  #onMessage(message: ApiEvent, marks: boolean): void {
     switch (message.type) {
       case 'ready':
         this.#ready = true;
-        mark('API worker ready');
+        if (marks) mark('API worker ready');
         break;
       case 'taken':
         this.#firstRequestTaken();
