@@ -10,6 +10,14 @@ export type Env = Record<string, string | undefined>;
 export const nifflerHome = (env: Env = process.env): string =>
   path.resolve(env['NIFFLER_HOME'] ?? path.join(env['HOME'] ?? os.homedir(), '.niffler'));
 
+/**
+ * A cache of niffler's own under `$NIFFLER_HOME/cache/`: `code` (V8 code caches of the bundles,
+ * main/code-cache.ts), `compile` (Node's compile cache of the ES bundles), `parses` (the config
+ * commands' parse memo). Private like the rest of the home: code read from them runs as its user.
+ */
+export const cacheDir = (kind: 'code' | 'compile' | 'parses', env: Env = process.env): string =>
+  path.join(nifflerHome(env), 'cache', kind);
+
 /** Environment variables holding paths: a relative one is taken from the invoking directory. */
 const PATH_VARIABLES = ['NIFFLER_HOME', 'NIFFLER_MCP_CONFIG'];
 

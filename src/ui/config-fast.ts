@@ -3,7 +3,7 @@ import type * as Zod from 'zod';
 import path from 'node:path';
 import { provideRealZod, zodLoaded } from '../main/config/lazy-zod.ts';
 import { ParseMemo } from '../main/config/parse-memo.ts';
-import { nifflerHome } from '../main/paths.ts';
+import { cacheDir } from '../main/paths.ts';
 
 // The commands that answer from the config alone (`mcp list`, `config show|path`, `trust --diff`,
 // `agents`, `task list|show|history`) and help: one self-contained CommonJS file
@@ -69,7 +69,7 @@ const direct = (args: string[]): (() => Promise<void> | void) | undefined => {
  * bundle's build (a digest): the memo of parses is kept per build.
  */
 export const run = async (argv: string[], build = 'source'): Promise<number> => {
-  const memo = new ParseMemo(path.join(nifflerHome(), 'cache', 'parses', `${build}.json`), build);
+  const memo = new ParseMemo(path.join(cacheDir('parses'), `${build}.json`), build);
   provideRealZod(loadZod, memo);
   process.once('exit', () => memo.save());
   const command = direct(argv.slice(2));

@@ -1,8 +1,7 @@
 import { enableCompileCache } from 'node:module';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDaemonEarly } from '../main/daemon/spawn.ts';
-import { absolutizePathVariables, findWorkspace, homeProblem, nifflerHome } from '../main/paths.ts';
+import { absolutizePathVariables, cacheDir, findWorkspace, homeProblem } from '../main/paths.ts';
 import { requireWithCodeCache } from '../main/code-cache.ts';
 import { exitCode } from './exit-code.ts';
 import { mark } from '../workers/shared/timeline.ts';
@@ -146,7 +145,7 @@ const loadFast = async (): Promise<typeof Fast> =>
     ? import('./fast.ts')
     : requireWithCodeCache<typeof Fast>(
         fileURLToPath(new URL('./fast.cjs', import.meta.url)),
-        join(nifflerHome(), 'cache', 'code'),
+        cacheDir('code'),
         typeof __NIFFLER_FAST_BUILD__ === 'string' ? __NIFFLER_FAST_BUILD__ : '',
         { typicalRun: (fast) => fast.typicalRun() },
       );
@@ -160,7 +159,7 @@ const loadConfigCommands = async (): Promise<typeof ConfigCommands> =>
     ? import('./config-fast.ts')
     : requireWithCodeCache<typeof ConfigCommands>(
         fileURLToPath(new URL('./config.cjs', import.meta.url)),
-        join(nifflerHome(), 'cache', 'code'),
+        cacheDir('code'),
         configBuild(),
         { typicalRun: (commands) => commands.typicalRun() },
       );
@@ -190,6 +189,6 @@ export const launch = async (argv: string[]): Promise<number> => {
   // Node caches the compiled code of the main build's modules on disk: later starts skip parsing
   // and compiling them. In $NIFFLER_HOME, never the shared temp directory, where another user
   // could plant an entry that then runs as you.
-  enableCompileCache?.(join(nifflerHome(), 'cache', 'compile'));
+  enableCompileCache?.(cacheDir('compile'));
   return (await import('./main.ts')).run(argv);
 };

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { enableCompileCache, flushCompileCache } from '../../workers/shared/compile-cache.ts';
-import { nifflerHome } from '../paths.ts';
+import { cacheDir } from '../paths.ts';
 import { mark } from '../../workers/shared/timeline.ts';
 
 // The daemon's main thread, after its entry (main.ts) has checked its arguments: one CommonJS
@@ -19,7 +19,7 @@ export interface DaemonProcess {
 export const runDaemonProcess = async ({ root, forPrompt, saveCodeCache }: DaemonProcess) => {
   // The workers load their ES modules through Node's compile cache, in $NIFFLER_HOME like the
   // front-end's: a thread gets the directory its starter enabled (see compile-cache.ts).
-  enableCompileCache(path.join(nifflerHome(), 'cache', 'compile'));
+  enableCompileCache(cacheDir('compile'));
   let served = false;
   try {
     // The workers boot on the other core while this thread loads the daemon's code.

@@ -1,6 +1,6 @@
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { homeProblem, nifflerHome } from '../paths.ts';
+import { cacheDir, homeProblem } from '../paths.ts';
+import { distFile, isSourceRun } from '../threads/entry.ts';
 import { mark } from '../../workers/shared/timeline.ts';
 import type * as Body from './body.ts';
 
@@ -21,15 +21,14 @@ mark('daemon process started', true);
 /** Set by the build: the digest of dist/daemon-body.cjs, part of its code cache's key. */
 declare const __NIFFLER_DAEMON_BUILD__: string | undefined;
 
-const fromSource = import.meta.url.endsWith('.ts');
-
 /** The body: its module in dev and tests (through tsx), the bundle through a code cache in a build. */
 const loadBody = async (): Promise<{ body: typeof Body; saveCodeCache?: () => void }> => {
-  if (fromSource) return { body: await import('./body.ts') };
+  // (node:worker_threads, which threads/entry.ts loads, the body needs at once anyway.)
+  if (isSourceRun()) return { body: await import('./body.ts') };
   const { loadWithCodeCache } = await import('../code-cache.ts');
   const { exports, saveCache } = loadWithCodeCache<typeof Body>(
-    fileURLToPath(new URL('./daemon-body.cjs', import.meta.url)),
-    path.join(nifflerHome(), 'cache', 'code'),
+    fileURLToPath(distFile('daemon-body.cjs')),
+    cacheDir('code'),
     typeof __NIFFLER_DAEMON_BUILD__ === 'string' ? __NIFFLER_DAEMON_BUILD__ : '',
   );
   return { body: exports, saveCodeCache: saveCache };

@@ -163,18 +163,16 @@ export const reapGroups = async (dir: string): Promise<GroupRecord[]> => {
   if (orphans.length === 0) return [];
   // A leader that runs, the very process recorded, says its group runs: `/proc` is read whole
   // (a few hundred files) only when some leader has gone and its group may live on without it.
-  const leaders = orphans.map(({ record }) => statFieldsNow(record.pid));
-  const leaderRuns = (fields: string[] | null, { start }: GroupRecord) =>
-    fields !== null && fields[0] !== 'Z' && start !== null && fields[19] === start;
-  const running = orphans.every(({ record }, i) => leaderRuns(leaders[i] ?? null, record))
-    ? null
-    : await runningGroups();
+  const leaders = orphans.map(({ record }) => {
+    const fields = statFieldsNow(record.pid);
+    const start = fields?.[19] ?? null;
+    return { start, runs: fields?.[0] !== 'Z' && start !== null && start === record.start };
+  });
+  const running = leaders.every((leader) => leader.runs) ? null : await runningGroups();
   const reaped = orphans.filter(({ record }, i) => {
-    const leaderStart = leaders[i]?.[19] ?? null;
-    const isOurs = leaderStart === null || record.start === null || leaderStart === record.start;
-    const isRunning =
-      leaderRuns(leaders[i] ?? null, record) ||
-      (running ? running.has(record.pid) : killGroup(record.pid, 0));
+    const leader = leaders[i]!;
+    const isOurs = leader.start === null || record.start === null || leader.start === record.start;
+    const isRunning = leader.runs || (running ? running.has(record.pid) : killGroup(record.pid, 0));
     return isOurs && isRunning && killGroup(record.pid, 'SIGKILL');
   });
   await Promise.all(reaped.map(({ record }) => waitGroupGone(record.pid)));
